@@ -1,0 +1,18 @@
+"""wheelfit detector plugin: nvidia."""
+
+from __future__ import annotations
+
+from wheelfit_probekit import ProbeLog, ProviderResult, System
+
+__all__ = ["PROVIDER"]
+
+
+class _Provider:
+    name = "nvidia"
+
+    def probe(self, system: System) -> ProviderResult:
+        log = ProbeLog(self.name)
+        return ProviderResult(probes=log.records)
+
+
+PROVIDER = _Provider()

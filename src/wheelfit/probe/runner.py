@@ -1,0 +1,109 @@
+"""Run every detector with a deadline and assemble the hardware report.
+
+Providers run concurrently in daemon threads: the slowest one bounds the wall
+time, and one that hangs past its deadline is recorded as failed while the
+others' findings are kept. Tools a provider runs have their own, shorter
+deadlines (:class:`wheelfit_probekit.System`), so a hung thread is the rare
+case of a hung file read.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from wheelfit_probekit import ProbeRecord, ProviderResult, System, platform_info
+
+from ..errors import ReportError
+from ..report import Accelerator, Cpu, HardwareReport, Platform, accelerator_from_dict
+from .registry import LoadedProvider, discover, load
+
+__all__ = ["detect", "run_providers"]
+
+#: Extra time a provider gets beyond one tool deadline before it is abandoned.
+GRACE_SECONDS = 5.0
+
+
+def detect(system: System, disabled: Iterable[str] = ()) -> HardwareReport:
+    """Probe the machine that ``system`` describes."""
+    loaded = [load(ep) for ep in discover(disabled)]
+    plat = Platform(**platform_info(system))
+    return assemble(plat, run_providers(system, loaded), sysroot=str(system.root) if system.is_sysroot else None)
+
+
+def run_providers(system: System, providers: list[LoadedProvider]) -> list[tuple[str, ProviderResult]]:
+    deadline = time.monotonic() + system.command_timeout + GRACE_SECONDS
+    results: list[tuple[str, ProviderResult]] = []
+    slots: dict[str, list[ProviderResult | BaseException]] = {}
+    threads: list[tuple[LoadedProvider, threading.Thread, float]] = []
+    for lp in providers:
+        if lp.provider is None:
+            results.append((lp.name, _failed(lp.name, "load", lp.error or "not loaded", 0.0)))
+            continue
+        slot: list[ProviderResult | BaseException] = []
+        slots[lp.name] = slot
+        t = threading.Thread(target=_call, args=(lp, system, slot), name=f"probe-{lp.name}", daemon=True)
+        threads.append((lp, t, time.perf_counter()))
+        t.start()
+    for lp, t, started in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+        ms = (time.perf_counter() - started) * 1000
+        slot = slots[lp.name]
+        if t.is_alive() or not slot:
+            results.append((lp.name, _failed(lp.name, "provider", f"did not finish within {ms / 1000:.1f} s", ms)))
+        elif isinstance(slot[0], BaseException):
+            exc = slot[0]
+            results.append((lp.name, _failed(lp.name, "provider", f"crashed: {type(exc).__name__}: {exc}", ms)))
+        elif not isinstance(slot[0], ProviderResult):
+            results.append((lp.name, _failed(lp.name, "provider", "returned something that is not a ProviderResult", ms)))
+        else:
+            results.append((lp.name, slot[0]))
+    return results
+
+
+def _call(lp: LoadedProvider, system: System, slot: list[ProviderResult | BaseException]) -> None:
+    assert lp.provider is not None
+    try:
+        slot.append(lp.provider.probe(system))
+    except BaseException as exc:  # noqa: BLE001 - reported as a failed probe by the caller
+        slot.append(exc)
+
+
+def _failed(provider: str, source: str, error: str, ms: float) -> ProviderResult:
+    return ProviderResult(probes=[ProbeRecord(provider, source, False, ms, error=" ".join(error.split())[:300])])
+
+
+def assemble(plat: Platform, results: list[tuple[str, ProviderResult]], sysroot: str | None = None) -> HardwareReport:
+    """Merge provider results into one validated report."""
+    accels: list[Accelerator] = []
+    probes: list[ProbeRecord] = []
+    cpu: Cpu | None = None
+    for name, res in results:
+        probes.extend(res.probes)
+        for entry in res.accelerators:
+            try:
+                accels.append(accelerator_from_dict(entry))
+            except ReportError as exc:
+                probes.append(ProbeRecord(name, "report", False, 0.0, error=f"rejected an accelerator entry: {exc}"))
+        if res.cpu is not None and cpu is None:
+            cpu = _cpu(res.cpu, name, probes)
+    if cpu is None:
+        cpu = Cpu(arch=plat.machine)
+    return HardwareReport(plat, cpu, tuple(accels), tuple(probes), sysroot)
+
+
+def _cpu(data: Mapping[str, Any], provider: str, probes: list[ProbeRecord]) -> Cpu | None:
+    try:
+        return Cpu(
+            arch=data.get("arch"),
+            vendor=data.get("vendor"),
+            model=data.get("model"),
+            microarchitecture=data.get("microarchitecture"),
+            x86_64_level=data.get("x86_64_level"),
+            features=tuple(sorted(set(data.get("features") or ()))),
+        )
+    except TypeError as exc:
+        probes.append(ProbeRecord(provider, "report", False, 0.0, error=f"rejected the cpu section: {exc}"))
+        return None
