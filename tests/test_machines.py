@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wheelfit_probekit import System
 
 from wheelfit.probe import detect
+from wheelfit_probekit import System
 
 from .conftest import MACHINES
 
@@ -60,7 +60,7 @@ def check(report: dict[str, Any], spec: dict[str, Any]) -> None:
     if "accelerators" in spec:
         got = report["accelerators"]
         assert len(got) == len(spec["accelerators"]), [a["name"] for a in got]
-        for i, (g, w) in enumerate(zip(got, spec["accelerators"])):
+        for i, (g, w) in enumerate(zip(got, spec["accelerators"], strict=True)):
             for key, want in w.items():
                 assert g.get(key) == want, f"accelerators[{i}].{key}: {g}"
     failed = [p for p in report["probes"] if not p["ok"]]

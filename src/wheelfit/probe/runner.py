@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from wheelfit_probekit import ProbeRecord, ProviderResult, System, platform_info
+from wheelfit_probekit import ProbeRecord, Provider, ProviderResult, System, platform_info
 
 from ..errors import ReportError
 from ..report import Accelerator, Cpu, HardwareReport, Platform, accelerator_from_dict
@@ -36,15 +36,15 @@ def detect(system: System, disabled: Iterable[str] = ()) -> HardwareReport:
 def run_providers(system: System, providers: list[LoadedProvider]) -> list[tuple[str, ProviderResult]]:
     deadline = time.monotonic() + system.command_timeout + GRACE_SECONDS
     results: list[tuple[str, ProviderResult]] = []
-    slots: dict[str, list[ProviderResult | BaseException]] = {}
+    slots: dict[str, list[object]] = {}
     threads: list[tuple[LoadedProvider, threading.Thread, float]] = []
     for lp in providers:
         if lp.provider is None:
             results.append((lp.name, _failed(lp.name, "load", lp.error or "not loaded", 0.0)))
             continue
-        slot: list[ProviderResult | BaseException] = []
+        slot: list[object] = []
         slots[lp.name] = slot
-        t = threading.Thread(target=_call, args=(lp, system, slot), name=f"probe-{lp.name}", daemon=True)
+        t = threading.Thread(target=_call, args=(lp.provider, system, slot), name=f"probe-{lp.name}", daemon=True)
         threads.append((lp, t, time.perf_counter()))
         t.start()
     for lp, t, started in threads:
@@ -56,17 +56,17 @@ def run_providers(system: System, providers: list[LoadedProvider]) -> list[tuple
         elif isinstance(slot[0], BaseException):
             exc = slot[0]
             results.append((lp.name, _failed(lp.name, "provider", f"crashed: {type(exc).__name__}: {exc}", ms)))
-        elif not isinstance(slot[0], ProviderResult):
-            results.append((lp.name, _failed(lp.name, "provider", "returned something that is not a ProviderResult", ms)))
-        else:
+        elif isinstance(slot[0], ProviderResult):
             results.append((lp.name, slot[0]))
+        else:  # a third-party plugin may return anything
+            wrong = "returned something that is not a ProviderResult"
+            results.append((lp.name, _failed(lp.name, "provider", wrong, ms)))
     return results
 
 
-def _call(lp: LoadedProvider, system: System, slot: list[ProviderResult | BaseException]) -> None:
-    assert lp.provider is not None
+def _call(provider: Provider, system: System, slot: list[object]) -> None:
     try:
-        slot.append(lp.provider.probe(system))
+        slot.append(provider.probe(system))
     except BaseException as exc:  # noqa: BLE001 - reported as a failed probe by the caller
         slot.append(exc)
 

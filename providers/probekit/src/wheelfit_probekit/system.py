@@ -8,6 +8,7 @@ patching anything. With a sysroot, no native library may be loaded
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -39,7 +40,7 @@ class ProbeError(Exception):
     """A probe could not get its answer; the message is one line a person can act on."""
 
 
-class ProbeTimeout(ProbeError):
+class ProbeTimeout(ProbeError):  # noqa: N818 - reads as what happened, like TimeoutError
     """A tool or read did not answer before its deadline."""
 
 
@@ -195,7 +196,7 @@ class System:
         label = display or Path(str(exe)).name
         limit = self.command_timeout if timeout is None else timeout
         try:
-            proc = subprocess.Popen(  # noqa: S603 - argv is a tool path plus fixed flags
+            proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -228,10 +229,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
         proc.kill()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):  # a process that survives SIGKILL
         proc.communicate(timeout=2)
-    except subprocess.TimeoutExpired:  # pragma: no cover - a process that survives SIGKILL
-        pass
 
 
 def _os_reason(exc: OSError) -> str:

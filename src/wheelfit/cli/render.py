@@ -1,0 +1,68 @@
+"""Rich renderings for people. Machines get ``--json``."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ..kb import device_note
+from ..report import Accelerator, HardwareReport
+
+__all__ = ["render_report"]
+
+_NOTABLE_FEATURES = (
+    "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_tile", "sve", "sve2", "bf16", "i8mm",
+)
+
+
+def _driver(a: Accelerator) -> str:
+    if a.vendor == "nvidia":
+        cuda = f" (CUDA {a.cuda_driver_version})" if a.cuda_driver_version else ""
+        return f"{a.driver_version or '?'}{cuda}"
+    if a.vendor == "amd":
+        return f"ROCm {a.rocm_version}" if a.rocm_version else "amdgpu (no ROCm install)"
+    if a.vendor == "intel":
+        return str(a.extra.get("driver") or "")
+    return ""
+
+
+def render_report(report: HardwareReport, console: Console | None = None) -> None:
+    con = console or Console()
+    p, c = report.platform, report.cpu
+    bits = [f"{p.system} {p.machine or '?'}", f"Python {p.python}"]
+    bits += [b for b in (p.libc, p.release and f"kernel/OS {p.release}") if b]
+    if p.wsl:
+        bits.append("WSL2")
+    if p.container:
+        bits.append("container")
+    if report.sysroot:
+        bits.append(f"sysroot {report.sysroot}")
+    con.print("[bold]Machine[/]  " + " · ".join(bits))
+    cpu_bits = [c.model or c.vendor or "unknown CPU"]
+    if c.microarchitecture:
+        cpu_bits.append(c.microarchitecture)
+    if c.x86_64_level:
+        cpu_bits.append(f"x86-64-{c.x86_64_level}")
+    notable = [f for f in _NOTABLE_FEATURES if f in c.features]
+    if notable:
+        cpu_bits.append(", ".join(notable))
+    con.print("[bold]CPU[/]      " + " · ".join(cpu_bits))
+
+    if report.accelerators:
+        table = Table(title=None, show_lines=False, header_style="bold")
+        for col in ("#", "Device", "Architecture", "Driver", "What it means for PyTorch"):
+            table.add_column(col, overflow="fold")
+        for i, a in enumerate(report.accelerators):
+            name = a.name + ("" if a.extra.get("visible", True) else " [dim](hidden by CUDA_VISIBLE_DEVICES)[/]")
+            table.add_row(str(i), name, a.arch or "?", _driver(a), device_note(a))
+        con.print(table)
+    else:
+        con.print("[bold]GPUs[/]     none usable here: PyTorch's CPU build is the one that fits")
+
+    failed = report.failed_probes()
+    problems = [f for f in failed if f.hint]
+    for f in problems:
+        con.print(f"[yellow]![/] {f.provider}: {f.error}\n  [bold]→[/] {f.hint}")
+    quiet = len(failed) - len(problems)
+    if quiet:
+        con.print(f"[dim]{quiet} probe(s) found nothing or failed; `wheelfit detect --json` lists every probe.[/]")

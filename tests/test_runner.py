@@ -1,0 +1,88 @@
+"""The probe runner: a provider that crashes, hangs or lies cannot take detection down."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from wheelfit.probe.registry import GROUP, LoadedProvider, discover, load
+from wheelfit.probe.runner import assemble, run_providers
+from wheelfit.report import Platform
+from wheelfit_probekit import ProbeLog, ProviderResult, System
+
+
+class Fixed:
+    def __init__(self, name: str, result: Any = None, sleep: float = 0.0, exc: BaseException | None = None) -> None:
+        self.name, self.result, self.sleep, self.exc = name, result, sleep, exc
+
+    def probe(self, system: System) -> Any:
+        time.sleep(self.sleep)
+        if self.exc is not None:
+            raise self.exc
+        return self.result
+
+
+def run(tmp_path: Path, *providers: Fixed, timeout: float = 10.0) -> dict[str, Any]:
+    system = System.from_sysroot(tmp_path, environ={}, command_timeout=timeout)
+    loaded = [LoadedProvider(p.name, "test", p) for p in providers]
+    plat = Platform(system="Linux", machine="x86_64", python="3.11.7")
+    return assemble(plat, run_providers(system, loaded)).to_dict()
+
+
+def good(name: str = "good") -> Fixed:
+    log = ProbeLog(name)
+    with log.probe("kfd") as p:
+        p.detail = "1 GPU"
+    accel = {"vendor": "amd", "name": "AMD Instinct MI300X", "pci_id": "1002:74a1", "source": "kfd", "gfx": "gfx942"}
+    return Fixed(name, ProviderResult(accelerators=[accel], probes=log.records))
+
+
+def test_crashing_provider_is_a_failed_probe_and_others_still_report(tmp_path: Path) -> None:
+    rep = run(tmp_path, good(), Fixed("broken", exc=RuntimeError("segfault-ish")))
+    assert [a["gfx"] for a in rep["accelerators"]] == ["gfx942"]
+    failed = [p for p in rep["probes"] if not p["ok"]]
+    assert failed[0]["provider"] == "broken"
+    assert "crashed: RuntimeError: segfault-ish" in failed[0]["error"]
+
+
+def test_hanging_provider_is_abandoned_at_the_deadline(tmp_path: Path) -> None:
+    start = time.monotonic()
+    # deadline = tool timeout + grace (5 s); the provider sleeps far longer
+    rep = run(tmp_path, good(), Fixed("stuck", sleep=60), timeout=0.1)
+    assert time.monotonic() - start < 15
+    stuck = [p for p in rep["probes"] if p["provider"] == "stuck"]
+    assert stuck and "did not finish" in stuck[0]["error"]
+    assert len(rep["accelerators"]) == 1
+
+
+def test_provider_returning_the_wrong_type_is_reported(tmp_path: Path) -> None:
+    rep = run(tmp_path, Fixed("liar", result={"accelerators": []}))
+    assert "not a ProviderResult" in rep["probes"][0]["error"]
+
+
+def test_invalid_accelerator_entries_are_rejected_not_trusted(tmp_path: Path) -> None:
+    bad = ProviderResult(
+        accelerators=[
+            {"vendor": "nvidia", "name": "GPU", "source": "x", "compute_capability": 8.6},
+            {"vendor": "matrox", "name": "G200", "source": "x"},
+        ]
+    )
+    rep = run(tmp_path, Fixed("sloppy", result=bad))
+    assert rep["accelerators"] == []
+    errors = [p["error"] for p in rep["probes"]]
+    assert any("'compute_capability' must be str" in e for e in errors)
+    assert any("unknown vendor 'matrox'" in e for e in errors)
+
+
+def test_the_four_providers_are_registered_and_load() -> None:
+    eps = {ep.name: ep for ep in discover()}
+    assert {"nvidia", "amd", "intel", "cpu"} <= set(eps), GROUP
+    for name in ("nvidia", "amd", "intel", "cpu"):
+        lp = load(eps[name])
+        assert lp.error is None and lp.provider is not None
+        assert lp.distribution == f"wheelfit-{name}"
+
+
+def test_disabled_providers_are_not_discovered() -> None:
+    assert "nvidia" not in {ep.name for ep in discover(disabled=["nvidia"])}
