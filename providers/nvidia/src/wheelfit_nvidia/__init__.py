@@ -1,8 +1,12 @@
-"""wheelfit detector plugin: nvidia."""
+"""wheelfit detector plugin for NVIDIA GPUs: driver, CUDA driver version and compute capability of every GPU."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from wheelfit_probekit import ProbeLog, ProviderResult, System
+
+from .detect import detect_gpus
 
 __all__ = ["PROVIDER"]
 
@@ -12,7 +16,12 @@ class _Provider:
 
     def probe(self, system: System) -> ProviderResult:
         log = ProbeLog(self.name)
-        return ProviderResult(probes=log.records)
+        accelerators: list[dict[str, Any]] = []
+        try:
+            accelerators = detect_gpus(system, log)
+        except Exception as exc:  # noqa: BLE001 - a detector bug is a failed probe, not a crash
+            log.failed("detect", f"{type(exc).__name__}: {exc}")
+        return ProviderResult(accelerators=accelerators, probes=log.records)
 
 
 PROVIDER = _Provider()
