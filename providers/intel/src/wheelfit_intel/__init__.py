@@ -1,18 +1,9 @@
-"""wheelfit detector plugin: intel."""
+"""wheelfit detector plugin: Intel GPUs, their family and whether PyTorch XPU can use them."""
 
 from __future__ import annotations
 
-from wheelfit_probekit import ProbeLog, ProviderResult, System
+from .provider import IntelProvider
 
 __all__ = ["PROVIDER"]
 
-
-class _Provider:
-    name = "intel"
-
-    def probe(self, system: System) -> ProviderResult:
-        log = ProbeLog(self.name)
-        return ProviderResult(probes=log.records)
-
-
-PROVIDER = _Provider()
+PROVIDER = IntelProvider()
