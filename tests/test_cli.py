@@ -67,7 +67,7 @@ def test_bad_sysroot_is_one_line_not_a_traceback(tmp_path: Path) -> None:
 
 def test_unknown_option_is_a_usage_error() -> None:
     r = wheelfit("detect", "--bogus")
-    assert r.returncode == 2 and "No such option: --bogus" in r.stderr
+    assert r.returncode == 2 and "No such option" in r.stderr and "--bogus" in r.stderr
     assert "Traceback" not in r.stderr
 
 

@@ -1,18 +1,12 @@
-"""wheelfit detector plugin: cpu."""
+"""wheelfit detector plugin: CPU ISA (x86-64 level, AVX-512/AMX, aarch64 features), microarchitecture, Apple MPS.
+
+Importing this package is cheap: archspec is loaded inside ``probe()`` only.
+"""
 
 from __future__ import annotations
 
-from wheelfit_probekit import ProbeLog, ProviderResult, System
+from .provider import CpuProvider
 
 __all__ = ["PROVIDER"]
 
-
-class _Provider:
-    name = "cpu"
-
-    def probe(self, system: System) -> ProviderResult:
-        log = ProbeLog(self.name)
-        return ProviderResult(probes=log.records)
-
-
-PROVIDER = _Provider()
+PROVIDER = CpuProvider()

@@ -7,12 +7,24 @@ child interpreter that executes CPUID (:data:`CHILD_CODE`).
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["CHILD_CODE", "CpuidDecoded", "child_code", "decode_cpuid", "needed_leaves", "parse_cpuid_dump"]
+from wheelfit_probekit import ProbeError, System
+
+__all__ = [
+    "CHILD_CODE",
+    "CpuidDecoded",
+    "child_code",
+    "decode_cpuid",
+    "needed_leaves",
+    "parse_cpuid_dump",
+    "read_cpuid",
+]
 
 Registers = tuple[int, int, int, int]
 _NAMES = ("eax", "ebx", "ecx", "edx")
@@ -67,7 +79,7 @@ def decode_cpuid(regs: Mapping[tuple[int, int], Registers], table: Mapping[str, 
         for call in calls:
             if call["input"]["eax"] > highest:
                 continue
-            values = dict(zip(_NAMES, get(_input(call))))
+            values = dict(zip(_NAMES, get(_input(call)), strict=True))
             features.update(b["name"] for b in call["bits"] if values[b["register"]] >> b["bit"] & 1)
     brand = None
     if highest_ext >= _BRAND_LEAVES[-1]:
@@ -96,3 +108,26 @@ from archspec.vendor.cpuid.cpuid import CPUID
 c = CPUID()
 print(json.dumps([[a, b, *c(a, b)] for a, b in {leaves!r}]))
 """
+
+
+def read_cpuid(system: System, table: Mapping[str, Any]) -> CpuidDecoded:
+    """Execute CPUID for every leaf the decoder needs, in a child with a deadline, and decode.
+
+    Only for a real x86 machine (``system.native``); raises :class:`ProbeError` otherwise
+    or when the child fails.
+    """
+    if not system.native:
+        raise ProbeError("CPUID can only run on the real machine")
+    import archspec
+
+    parent = str(Path(archspec.__file__).resolve().parent.parent)
+    out = system.run_python(child_code(parent, needed_leaves(table)), timeout=10.0)
+    if not out.ok:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ProbeError(f"CPUID child failed (exit {out.returncode}): {last}")
+    try:
+        rows = json.loads(out.stdout)
+        regs = {(int(r[0]), int(r[1])): (int(r[2]), int(r[3]), int(r[4]), int(r[5])) for r in rows}
+    except (ValueError, TypeError, IndexError) as exc:
+        raise ProbeError(f"CPUID child printed something unexpected: {out.first_line()[:80]}") from exc
+    return decode_cpuid(regs, table)

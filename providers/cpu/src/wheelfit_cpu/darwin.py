@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import plistlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -48,8 +47,9 @@ def darwin_x86_features(data: Mapping[str, str], conversions: Mapping[str, str])
     ``conversions`` is archspec's ``darwin_flags`` table (``"popcnt lzcnt": "abm"`` adds
     ``abm`` only when both are present). The Darwin names are kept, as in archspec.
     """
-    raw = " ".join(data.get(k, "") for k in ("machdep.cpu.features", "machdep.cpu.leaf7_features",
-                                             "machdep.cpu.extfeatures"))
+    raw = " ".join(
+        data.get(k, "") for k in ("machdep.cpu.features", "machdep.cpu.leaf7_features", "machdep.cpu.extfeatures")
+    )
     features = set(raw.lower().split())
     for darwin, linux in conversions.items():
         if all(x in features for x in darwin.split()):
@@ -87,7 +87,9 @@ def info_from_sysctl(data: Mapping[str, str], conversions: Mapping[str, str]) ->
 
 
 def plist_version(text: str) -> str | None:
-    """``ProductVersion`` of ``SystemVersion.plist`` (XML or binary plist)."""
+    """``ProductVersion`` of the XML ``SystemVersion.plist`` (a regex fallback for a damaged file)."""
+    import plistlib  # only macOS needs it; keep the package import cheap
+
     try:
         value = plistlib.loads(text.encode("utf-8")).get("ProductVersion")
     except Exception:  # noqa: BLE001 - any malformed plist means "unknown version"
