@@ -57,21 +57,17 @@ def main() -> int:
     for _ in range(args.runs):
         for name, argv in commands.items():
             samples[name].append(_timed(argv, env))
-    result = {
-        "runs": args.runs,
-        "cpus": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "results": {name: _summary(s) for name, s in samples.items()},
-    }
-    base = result["results"]["python -c pass"]["median_ms"]  # type: ignore[index]
-    for r in result["results"].values():  # type: ignore[attr-defined]
+    results = {name: _summary(s) for name, s in samples.items()}
+    base = results["python -c pass"]["median_ms"]
+    for r in results.values():
         r["ratio_to_python"] = round(r["median_ms"] / base, 2)
+    result = {"runs": args.runs, "cpus": os.cpu_count(), "python": sys.version.split()[0], "results": results}
     if args.json:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
     else:
         sys.stdout.write(f"{args.runs} interleaved runs, {os.cpu_count()} CPUs, Python {result['python']}\n\n")
         sys.stdout.write("| command | median ms | p90 ms | min ms | x python -c pass |\n|---|---|---|---|---|\n")
-        for name, r in result["results"].items():  # type: ignore[attr-defined]
+        for name, r in results.items():
             sys.stdout.write(
                 f"| `{name}` | {r['median_ms']} | {r['p90_ms']} | {r['min_ms']} | {r['ratio_to_python']} |\n"
             )

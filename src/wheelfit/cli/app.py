@@ -82,6 +82,73 @@ def detect(
     render_report(report)
 
 
+@app.command()
+def plan(
+    requirements: Annotated[
+        list[str] | None, typer.Argument(help='What to plan: "torch", "torch==2.9.*", "torchvision", ...')
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            envvar="WHEELFIT_TARGET",
+            help="Plan for another machine: a saved `wheelfit detect --json` file, or "
+            "key=value,... with keys cuda (6.1+8.9), driver, rocm (gfx942+gfx90a), xpu (8086:e20b or a family), "
+            "cpu (v3), os (linux|windows|macos), arch, python.",
+            metavar="FILE|SPEC",
+        ),
+    ] = None,
+    sysroot: SysrootOpt = None,
+    probe_timeout: TimeoutOpt = 15.0,
+    kb_file: Annotated[
+        Path | None, typer.Option("--kb", help="Use this knowledge-base file instead of the built-in one.")
+    ] = None,
+    allow_cpu: Annotated[
+        bool, typer.Option("--allow-cpu", help="Prefer the newest release's CPU build to an older GPU build.")
+    ] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="Decide from the knowledge base alone.")] = False,
+    pytorch_index: Annotated[
+        str,
+        typer.Option("--pytorch-index", envvar="WHEELFIT_PYTORCH_INDEX", help="Base URL of the PyTorch indexes."),
+    ] = "https://download.pytorch.org/whl",
+) -> None:
+    """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
+    import os
+
+    from wheelfit_probekit import System
+
+    from ..kb.matrix import load_knowledge
+    from ..kb.overrides import rocm_overrides
+    from ..probe import detect as run_detect
+    from ..probe.target import apply_overrides, load_target
+    from ..resolve import Request, resolve
+
+    if target:
+        report = load_target(target)
+    else:
+        if sysroot is not None and not sysroot.is_dir():
+            raise WheelfitError(f"--sysroot {sysroot} is not a directory")
+        report = run_detect(System.from_sysroot(sysroot, command_timeout=probe_timeout))
+    report, notes = apply_overrides(report, os.environ)
+    request = Request.parse(
+        requirements or ["torch"], allow_cpu=allow_cpu, index_base=pytorch_index, rocm_overrides=rocm_overrides()
+    )
+    result = resolve(report, load_knowledge(kb_file), request)
+    if notes:
+        from dataclasses import replace
+
+        result = replace(result, warnings=(*notes, *result.warnings))
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        return
+    from .render import render_plan
+
+    render_plan(result)
+
+
 def run(args: list[str]) -> int:
     """Run the app on ``args``; library errors become one line on stderr, never a traceback."""
     try:

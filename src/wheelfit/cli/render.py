@@ -7,6 +7,7 @@ from rich.table import Table
 
 from ..kb import device_note
 from ..report import Accelerator, HardwareReport
+from ..resolve.plan import Plan
 
 __all__ = ["render_report"]
 
@@ -66,3 +67,26 @@ def render_report(report: HardwareReport, console: Console | None = None) -> Non
     quiet = len(failed) - len(problems)
     if quiet:
         con.print(f"[dim]{quiet} probe(s) found nothing or failed; `wheelfit detect --json` lists every probe.[/]")
+
+
+def render_plan(plan: Plan, console: Console | None = None) -> None:
+    con = console or Console()
+    con.print(f"[bold green]torch {plan.torch_version}+{plan.variant}[/]  from {plan.index_url}")
+    for p in plan.packages:
+        con.print(f"  {p.requirement}")
+    if plan.reasons:
+        con.print("[bold]Why[/]")
+        for reason in plan.reasons:
+            con.print(f"  - {reason}")
+    for w in plan.warnings:
+        con.print(f"[yellow]![/] {w}")
+    if plan.env:
+        con.print("[bold]Run with[/]  " + " ".join(f"{k}={v}" for k, v in plan.env.items()))
+    if plan.rejected:
+        table = Table(title="Not chosen", header_style="bold", title_justify="left")
+        table.add_column("torch")
+        table.add_column("build")
+        table.add_column("why not", overflow="fold")
+        for r in plan.rejected:
+            table.add_row(r.version, r.variant, r.reason)
+        con.print(table)

@@ -1,0 +1,698 @@
+"""The PyTorch build matrix (``data/pytorch.json``): which wheels exist, and what each one has kernels for.
+
+The data file is the single source of truth and is versioned, so adding a
+PyTorch release is a data-only change. This module only reads and validates
+it: a user may point ``--kb FILE`` at a newer file, and a broken file must fail
+with one line naming the file and the entry, never with a stray ``KeyError``.
+Pure and fast (json + packaging only): no network, no heavy imports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from ..errors import WheelfitError
+
+__all__ = [
+    "CONFIDENCE",
+    "KINDS",
+    "SCHEMA_VERSION",
+    "Companions",
+    "DriverFloor",
+    "DriverVersion",
+    "Knowledge",
+    "KnowledgeError",
+    "PlatformBuilds",
+    "Release",
+    "Variant",
+    "load_knowledge",
+]
+
+#: The schema this loader understands. Another major is refused; a newer minor is read,
+#: ignoring keys this version does not know (an older or equal minor must not have any).
+SCHEMA_VERSION = "1.0"
+CONFIDENCE = frozenset({"P", "M", "S", "U"})  # primary, measured, secondary, uncertain (build-matrix reference)
+KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
+_DRIVER_OSES = ("linux", "windows")
+_PACKAGED = "wheelfit/kb/data/pytorch.json"
+
+_SERIES = re.compile(r"^\d+\.\d+$")
+_PLATFORM = re.compile(r"^(linux|windows|macos)_[a-z0-9_]+$")
+_CUDA = re.compile(r"^\d+\.\d+$")
+_ROCM = re.compile(r"^\d+\.\d+(\.\d+)?$")
+_SM = re.compile(r"^\d{2,3}$")
+_GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")
+_TOKEN = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+_PYTAG = re.compile(r"^cp3\d{1,2}t?$")
+_WHEEL_PLATFORM = re.compile(r"^[a-z0-9_]+$")
+
+
+class KnowledgeError(WheelfitError, ValueError):
+    """The knowledge file cannot be read or does not follow the schema; the message names file and entry."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One build of a release for one platform: a ``download.pytorch.org/whl/<label>`` directory."""
+
+    label: str
+    kind: str
+    confidence: str
+    source: str
+    advertised: bool = True
+    cuda: str | None = None
+    sass: tuple[str, ...] = ()
+    ptx: tuple[str, ...] = ()
+    rocm: str | None = None
+    gfx: tuple[str, ...] = ()
+    aot: tuple[str, ...] = ()
+    mps: bool = False
+    note: str | None = None
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
+class PlatformBuilds:
+    """What one release publishes for one platform (e.g. ``linux_x86_64``)."""
+
+    name: str
+    platform_tag: str | None
+    min_glibc: Version | None
+    min_macos: Version | None
+    mps_min_macos: Version | None
+    python_tags: tuple[str, ...] | None  # only when this platform differs from the release
+    pypi_default: str
+    pypi_default_confidence: str
+    pypi_default_note: str | None
+    confidence: str
+    source: str
+    note: str | None
+    variants: Mapping[str, Variant]
+
+    @property
+    def os(self) -> str:
+        """``linux``, ``windows`` or ``macos``: the key for driver tables."""
+        return self.name.split("_", 1)[0]
+
+    @property
+    def default_variant(self) -> Variant:
+        """The build ``pip install torch`` from PyPI gives on this platform."""
+        return self.variants[self.pypi_default]
+
+    def variant(self, label: str) -> Variant | None:
+        return self.variants.get(label)
+
+    def of_kind(self, kind: str) -> tuple[Variant, ...]:
+        return tuple(v for v in self.variants.values() if v.kind == kind)
+
+
+@dataclass(frozen=True)
+class Companions:
+    """Pins for the packages that must match one torch version (install them from the same index)."""
+
+    pins: Mapping[str, SpecifierSet]
+    confidence: str
+    source: str
+    note: str | None = None
+
+    def requirement(self, package: str) -> str | None:
+        """A pip requirement such as ``torchvision==0.29.0``, or None if the package has no pin."""
+        spec = self.pins.get(package)
+        return None if spec is None else f"{package}{spec}"
+
+
+@dataclass(frozen=True)
+class Release:
+    """A PyTorch release series with its patch versions and per-platform builds."""
+
+    name: str  # the series, "2.14"
+    versions: tuple[Version, ...]  # ascending
+    requires_python: SpecifierSet
+    python_tags: tuple[str, ...]
+    python_tags_by_version: Mapping[Version, tuple[str, ...]]
+    companions: Mapping[Version, Companions]
+    platforms: Mapping[str, PlatformBuilds]
+    note: str | None = None
+
+    @property
+    def series_version(self) -> Version:
+        return Version(self.name)
+
+    @property
+    def latest(self) -> Version:
+        return self.versions[-1]
+
+    def platform(self, name: str) -> PlatformBuilds | None:
+        return self.platforms.get(name)
+
+    def python_tags_for(self, version: Version | str | None = None, platform: str | None = None) -> tuple[str, ...]:
+        """CPython tags with wheels: a version-specific list wins, then a platform-specific one."""
+        v = self.latest if version is None else Version(str(version))
+        if v in self.python_tags_by_version:
+            return self.python_tags_by_version[v]
+        builds = self.platforms.get(platform) if platform else None
+        if builds is not None and builds.python_tags is not None:
+            return builds.python_tags
+        return self.python_tags
+
+
+@dataclass(frozen=True, order=True)
+class DriverVersion:
+    """An NVIDIA driver version: compared by its numbers, printed as written (``560.35.05``, not ``560.35.5``)."""
+
+    parts: tuple[int, ...]
+    text: str = field(compare=False)
+
+    @classmethod
+    def parse(cls, text: str) -> DriverVersion:
+        """``"580.65.06"`` -> DriverVersion; ValueError for anything that is not dotted numbers."""
+        t = text.strip()
+        pieces = t.split(".")
+        if not t or not all(p.isdigit() for p in pieces):
+            raise ValueError(f"not a driver version: {text!r}")
+        return cls(tuple(int(p) for p in pieces), t)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class DriverFloor:
+    """Minimum NVIDIA driver per OS (None: NVIDIA publishes none), with the confidence of each."""
+
+    linux: DriverVersion | None
+    windows: DriverVersion | None
+    confidence: Mapping[str, str]
+    source: str
+    note: str | None = None
+
+    def for_os(self, os: str) -> DriverVersion | None:
+        key = _driver_os(os)
+        if key == "linux":
+            return self.linux
+        if key == "windows":
+            return self.windows
+        return None
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """The whole matrix, loaded from one file."""
+
+    path: str
+    schema_version: str
+    updated: str
+    sources: Mapping[str, str]
+    field_sources: Mapping[str, str]
+    cuda_toolkits: Mapping[str, DriverFloor]
+    minor_version_compat: Mapping[int, DriverFloor]
+    xpu_device_ips: Mapping[str, tuple[str, ...]]
+    releases: Mapping[str, Release]
+
+    def releases_newest_first(self) -> tuple[Release, ...]:
+        return tuple(sorted(self.releases.values(), key=lambda r: r.series_version, reverse=True))
+
+    def release(self, series: str) -> Release | None:
+        return self.releases.get(series)
+
+    def cuda_toolkit_driver(self, cuda: str, os: str) -> DriverVersion | None:
+        """The driver the CUDA toolkit itself asks for (NVIDIA Table 3); None if unknown or N/A."""
+        floor = self.cuda_toolkits.get(cuda)
+        return None if floor is None else floor.for_os(os)
+
+    def minor_compat_floor(self, cuda_major: int, os: str) -> DriverVersion | None:
+        """The lowest driver that runs SASS-only wheels of this CUDA major (NVIDIA Table 2)."""
+        floor = self.minor_version_compat.get(cuda_major)
+        return None if floor is None else floor.for_os(os)
+
+    @staticmethod
+    def index_url(base: str, variant: Variant | str) -> str:
+        """``https://download.pytorch.org/whl`` + ``cu130`` -> ``https://download.pytorch.org/whl/cu130``."""
+        label = variant.label if isinstance(variant, Variant) else variant
+        return f"{base.rstrip('/')}/{label}"
+
+
+def _driver_os(os: str) -> str | None:
+    """linux/windows for the driver tables, None for macOS (no CUDA); a typo is a programming error."""
+    key = os.lower()
+    if key.startswith("linux"):
+        return "linux"
+    if key.startswith(("windows", "win32")):
+        return "windows"
+    if key.startswith(("macos", "darwin")):
+        return None
+    raise ValueError(f"unknown OS {os!r}: expected linux, windows or macos")
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_knowledge(path: str | Path | None = None) -> Knowledge:
+    """Load and validate the matrix: the packaged file, or ``path`` (the user's ``--kb FILE``)."""
+    if path is None:
+        return _packaged()
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KnowledgeError(f"{name}: cannot read the knowledge file: {exc}") from exc
+    return _parse(text, name)
+
+
+@cache
+def _packaged() -> Knowledge:
+    try:
+        text = files(__package__).joinpath("data/pytorch.json").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # a broken installation, not a user error
+        raise KnowledgeError(f"{_PACKAGED}: cannot read the packaged knowledge file: {exc}") from exc
+    return _parse(text, _PACKAGED)
+
+
+def _parse(text: str, name: str) -> Knowledge:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise KnowledgeError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise KnowledgeError(f"{name}: not valid JSON: nested too deeply") from exc
+    return _Reader(name).knowledge(raw)
+
+
+class _Reader:
+    """Validates the raw JSON; every error message is ``<file>: <where>: <what>``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.strict_keys = True
+        self.sources: Mapping[str, str] = {}
+        self.seen: dict[tuple[Any, ...], Variant] = {}
+
+    def fail(self, where: str, what: str) -> KnowledgeError:
+        return KnowledgeError(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
+
+    # ---- primitives
+
+    def obj(self, value: Any, where: str, allowed: frozenset[str] | None = None) -> dict[str, Any]:
+        if value is None:
+            raise self.fail(where, "missing")
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected an object, got {type(value).__name__}")
+        if allowed is not None and self.strict_keys:
+            unknown = sorted(set(value) - allowed)
+            if unknown:
+                raise self.fail(where, f"unknown key(s) {', '.join(map(repr, unknown))}")
+        return value
+
+    def str_(self, d: dict[str, Any], key: str, where: str, pattern: re.Pattern[str] | None = None) -> str:
+        if key not in d:
+            raise self.fail(where, f"missing {key!r}")
+        value = d[key]
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, f"{key!r} must be a non-empty string, got {value!r}")
+        if pattern is not None and not pattern.fullmatch(value):
+            raise self.fail(where, f"{key!r} is malformed: {value!r}")
+        return value
+
+    def opt_str(self, d: dict[str, Any], key: str, where: str, pattern: re.Pattern[str] | None = None) -> str | None:
+        if d.get(key) is None:
+            return None
+        return self.str_(d, key, where, pattern)
+
+    def bool_(self, d: dict[str, Any], key: str, where: str, default: bool) -> bool:
+        value = d.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(where, f"{key!r} must be true or false, got {value!r}")
+        return value
+
+    def strs(self, d: dict[str, Any], key: str, where: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
+        value = d.get(key, [])
+        if not isinstance(value, list):
+            raise self.fail(where, f"{key!r} must be a list of strings")
+        for item in value:
+            if not isinstance(item, str) or not pattern.fullmatch(item):
+                raise self.fail(where, f"{key!r} has a malformed entry {item!r}")
+        out = tuple(value)
+        if len(set(out)) != len(out):
+            raise self.fail(where, f"{key!r} has duplicate entries")
+        return out
+
+    def version(self, value: Any, where: str, what: str) -> Version:
+        if not isinstance(value, str):
+            raise self.fail(where, f"{what} must be a version string, got {value!r}")
+        try:
+            return Version(value)
+        except InvalidVersion:
+            raise self.fail(where, f"{what} is not a valid version: {value!r}") from None
+
+    def opt_driver(self, d: dict[str, Any], key: str, where: str) -> DriverVersion | None:
+        value = d.get(key)
+        if value is None:
+            return None
+        try:
+            return DriverVersion.parse(value if isinstance(value, str) else "")
+        except ValueError:
+            raise self.fail(f"{where}.{key}", f"{value!r} is not a driver version such as 580.65.06") from None
+
+    def opt_version(self, d: dict[str, Any], key: str, where: str) -> Version | None:
+        return None if d.get(key) is None else self.version(d[key], where, repr(key))
+
+    def specifier(self, value: Any, where: str, what: str) -> SpecifierSet:
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, f"{what} must be a version specifier such as '==0.29.0', got {value!r}")
+        try:
+            return SpecifierSet(value)
+        except InvalidSpecifier:
+            raise self.fail(where, f"{what} is not a valid version specifier: {value!r}") from None
+
+    def confidence(self, value: Any, where: str) -> str:
+        if not isinstance(value, str) or value not in CONFIDENCE:
+            raise self.fail(where, f"confidence must be one of P, M, S, U, got {value!r}")
+        return str(value)
+
+    def source(self, d: dict[str, Any], where: str) -> str:
+        key = self.str_(d, "source", where)
+        if key not in self.sources:
+            raise self.fail(where, f"source {key!r} is not a key of 'sources'")
+        return key
+
+    # ---- document
+
+    def knowledge(self, raw: Any) -> Knowledge:
+        top = self.obj(raw, "")
+        schema = self.schema(top)
+        top = self.obj(top, "", _TOP_KEYS)
+        updated = self.str_(top, "updated", "")
+        self.opt_str(top, "about", "")
+        sources = self.obj(top.get("sources"), "sources")
+        if not sources:
+            raise self.fail("sources", "must name at least one source")
+        for key, text in sources.items():
+            if not isinstance(text, str) or not text:
+                raise self.fail(f"sources.{key}", "must be a non-empty string")
+        self.sources = sources
+        field_sources = self.obj(top.get("field_sources", {}), "field_sources")
+        for field_name, key in field_sources.items():
+            if not isinstance(key, str) or key not in sources:
+                raise self.fail(f"field_sources.{field_name}", f"source {key!r} is not a key of 'sources'")
+
+        toolkits = {
+            cuda: self.driver_floor(entry, f"cuda_toolkits.{cuda}")
+            for cuda, entry in self.obj(top.get("cuda_toolkits"), "cuda_toolkits").items()
+        }
+        for cuda in toolkits:
+            if not _CUDA.fullmatch(cuda):
+                raise self.fail("cuda_toolkits", f"malformed CUDA version {cuda!r}")
+        compat: dict[int, DriverFloor] = {}
+        for major, entry in self.obj(top.get("minor_version_compat"), "minor_version_compat").items():
+            if not (major.isascii() and major.isdigit()):
+                raise self.fail("minor_version_compat", f"keys must be CUDA majors such as '12', got {major!r}")
+            compat[int(major)] = self.driver_floor(entry, f"minor_version_compat.{major}")
+
+        ips = self.xpu_ips(top["xpu_device_ips"]) if "xpu_device_ips" in top else {}
+
+        releases_raw = self.obj(top.get("releases"), "releases")
+        if not releases_raw:
+            raise self.fail("releases", "no releases")
+        releases = {series: self.release(series, entry, set(toolkits)) for series, entry in releases_raw.items()}
+        return Knowledge(
+            path=self.name,
+            schema_version=schema,
+            updated=updated,
+            sources=MappingProxyType(dict(sources)),
+            field_sources=MappingProxyType(dict(field_sources)),
+            cuda_toolkits=MappingProxyType(toolkits),
+            minor_version_compat=MappingProxyType(compat),
+            xpu_device_ips=MappingProxyType(ips),
+            releases=MappingProxyType(releases),
+        )
+
+    def schema(self, top: dict[str, Any]) -> str:
+        value = top.get("schema_version")
+        if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+", value):
+            raise self.fail("", f"schema_version must look like '1.0', got {value!r}")
+        major, minor = (int(p) for p in value.split("."))
+        ours_major, ours_minor = (int(p) for p in SCHEMA_VERSION.split("."))
+        if major != ours_major:
+            raise self.fail(
+                "", f"schema_version {value} is not supported (this wheelfit reads {ours_major}.x): update wheelfit"
+            )
+        self.strict_keys = minor <= ours_minor
+        return value
+
+    def driver_floor(self, raw: Any, where: str) -> DriverFloor:
+        d = self.obj(raw, where, frozenset({"driver", "confidence", "source", "note"}))
+        drivers = self.obj(d.get("driver"), f"{where}.driver", frozenset(_DRIVER_OSES))
+        conf = self.obj(d.get("confidence"), f"{where}.confidence", frozenset(_DRIVER_OSES))
+        confidence = {os: self.confidence(conf.get(os), f"{where}.confidence.{os}") for os in _DRIVER_OSES}
+        return DriverFloor(
+            linux=self.opt_driver(drivers, "linux", f"{where}.driver"),
+            windows=self.opt_driver(drivers, "windows", f"{where}.driver"),
+            confidence=MappingProxyType(confidence),
+            source=self.source(d, where),
+            note=self.opt_str(d, "note", where),
+        )
+
+    def xpu_ips(self, raw: Any) -> dict[str, tuple[str, ...]]:
+        where = "xpu_device_ips"
+        d = self.obj(raw, where, frozenset({"map", "confidence", "source", "note"}))
+        self.confidence(d.get("confidence"), where)
+        self.source(d, where)
+        self.opt_str(d, "note", where)
+        out: dict[str, tuple[str, ...]] = {}
+        for ip, targets in self.obj(d.get("map"), f"{where}.map").items():
+            if not re.fullmatch(r"\d+\.\d+\.\d+", ip):
+                raise self.fail(f"{where}.map", f"malformed device IP {ip!r}")
+            out[ip] = self.strs({"targets": targets}, "targets", f"{where}.map.{ip}", _TOKEN)
+            if not out[ip]:
+                raise self.fail(f"{where}.map.{ip}", "no AOT target")
+        return out
+
+    def release(self, series: str, raw: Any, toolkits: set[str]) -> Release:
+        where = f"release {series}"
+        if not _SERIES.fullmatch(series):
+            raise self.fail(where, "release keys must look like '2.14'")
+        d = self.obj(raw, where, _RELEASE_KEYS)
+        versions_raw = d.get("versions")
+        if not isinstance(versions_raw, list) or not versions_raw:
+            raise self.fail(where, "'versions' must be a non-empty list")
+        versions = sorted(self.version(v, where, "version") for v in versions_raw)
+        for v in versions:
+            if f"{v.major}.{v.minor}" != series or v.local is not None or v.is_devrelease:
+                raise self.fail(where, f"version {v} does not belong to release {series}")
+        if len(set(versions)) != len(versions):
+            raise self.fail(where, "duplicate versions")
+        by_text = {str(v): v for v in versions}
+
+        requires_python = self.specifier(d.get("requires_python"), where, "'requires_python'")
+        python_tags = self.strs(d, "python_tags", where, _PYTAG)
+        if not python_tags:
+            raise self.fail(where, "'python_tags' is empty")
+        tags_by_version: dict[Version, tuple[str, ...]] = {}
+        for text, _ in self.obj(d.get("python_tags_by_version", {}), f"{where}.python_tags_by_version").items():
+            if text not in by_text:
+                raise self.fail(f"{where}.python_tags_by_version", f"{text!r} is not one of the release's versions")
+            tags_by_version[by_text[text]] = self.strs(
+                d["python_tags_by_version"], text, f"{where}.python_tags_by_version", _PYTAG
+            )
+
+        companions_raw = self.obj(d.get("companions"), f"{where}.companions")
+        missing = sorted(set(by_text) - set(companions_raw))
+        extra = sorted(set(companions_raw) - set(by_text))
+        if missing or extra:
+            raise self.fail(
+                f"{where}.companions", f"must have exactly one entry per version (missing {missing}, extra {extra})"
+            )
+        companions = {by_text[t]: self.companions(c, f"{where}.companions.{t}") for t, c in companions_raw.items()}
+
+        platforms_raw = self.obj(d.get("platforms"), f"{where}.platforms")
+        if not platforms_raw:
+            raise self.fail(where, "no platforms")
+        platforms = {
+            name: self.platform(name, entry, f"{where} / {name}", toolkits) for name, entry in platforms_raw.items()
+        }
+        return Release(
+            name=series,
+            versions=tuple(versions),
+            requires_python=requires_python,
+            python_tags=python_tags,
+            python_tags_by_version=MappingProxyType(tags_by_version),
+            companions=MappingProxyType(companions),
+            platforms=MappingProxyType(platforms),
+            note=self.opt_str(d, "note", where),
+        )
+
+    def companions(self, raw: Any, where: str) -> Companions:
+        d = self.obj(raw, where, frozenset({"packages", "confidence", "source", "note"}))
+        packages = self.obj(d.get("packages"), f"{where}.packages")
+        if not packages:
+            raise self.fail(where, "'packages' is empty")
+        pins = {pkg: self.specifier(spec, where, repr(pkg)) for pkg, spec in packages.items()}
+        return Companions(
+            pins=MappingProxyType(pins),
+            confidence=self.confidence(d.get("confidence"), where),
+            source=self.source(d, where),
+            note=self.opt_str(d, "note", where),
+        )
+
+    def platform(self, name: str, raw: Any, where: str, toolkits: set[str]) -> PlatformBuilds:
+        if not _PLATFORM.fullmatch(name):
+            raise self.fail(where, "platform names look like linux_x86_64, windows_amd64 or macos_arm64")
+        d = self.obj(raw, where, _PLATFORM_KEYS)
+        variants_raw = self.obj(d.get("variants"), f"{where}.variants")
+        if not variants_raw:
+            raise self.fail(where, "no variants")
+        variants = {
+            label: self.variant(label, entry, f"{where} / {label}", toolkits) for label, entry in variants_raw.items()
+        }
+        default = self.obj(
+            d.get("pypi_default"), f"{where}.pypi_default", frozenset({"variant", "confidence", "source", "note"})
+        )
+        default_label = self.str_(default, "variant", f"{where}.pypi_default")
+        if default_label not in variants:
+            raise self.fail(f"{where}.pypi_default", f"variant {default_label!r} is not among the platform's variants")
+        self.source(default, f"{where}.pypi_default")
+        python_tags = self.strs(d, "python_tags", where, _PYTAG) if d.get("python_tags") is not None else None
+        os = name.split("_", 1)[0]
+        misplaced = [
+            k for k in ("min_glibc", "min_macos", "mps_min_macos") if d.get(k) is not None and k not in _OS_KEYS[os]
+        ]
+        if misplaced:
+            raise self.fail(where, f"{', '.join(map(repr, misplaced))} does not apply to {os}")
+        if os != "macos" and any(v.mps for v in variants.values()):
+            raise self.fail(where, "MPS exists only in macOS builds")
+        return PlatformBuilds(
+            name=name,
+            platform_tag=self.opt_str(d, "platform_tag", where, _WHEEL_PLATFORM),
+            min_glibc=self.opt_version(d, "min_glibc", where),
+            min_macos=self.opt_version(d, "min_macos", where),
+            mps_min_macos=self.opt_version(d, "mps_min_macos", where),
+            python_tags=python_tags,
+            pypi_default=default_label,
+            pypi_default_confidence=self.confidence(default.get("confidence"), f"{where}.pypi_default"),
+            pypi_default_note=self.opt_str(default, "note", f"{where}.pypi_default"),
+            confidence=self.confidence(d.get("confidence"), where),
+            source=self.source(d, where),
+            note=self.opt_str(d, "note", where),
+            variants=MappingProxyType(variants),
+        )
+
+    def variant(self, label: str, raw: Any, where: str, toolkits: set[str]) -> Variant:
+        # Half the entries repeat verbatim across releases and platforms (cpu, xpu, cu126 ...):
+        # validating each distinct entry once keeps loading well under 10 ms.
+        try:
+            key = (label, *((k, tuple(v) if isinstance(v, list) else v) for k, v in raw.items()))
+            hit = self.seen.get(key)
+        except (AttributeError, TypeError):  # not an object, or a nested value: validation reports it
+            return self.build_variant(label, raw, where, toolkits)
+        if hit is None:
+            hit = self.seen[key] = self.build_variant(label, raw, where, toolkits)
+        return hit
+
+    def build_variant(self, label: str, raw: Any, where: str, toolkits: set[str]) -> Variant:
+        d = self.obj(raw, where, _VARIANT_KEYS)
+        kind = self.str_(d, "kind", where)
+        if kind not in KINDS:
+            raise self.fail(where, f"unknown kind {kind!r} (expected one of {', '.join(sorted(KINDS))})")
+        stray = sorted(k for k in _KIND_KEYS_ALL - _KIND_KEYS[kind] if k in d)
+        if stray:
+            raise self.fail(where, f"key(s) {', '.join(map(repr, stray))} do not apply to a {kind} variant")
+        cuda: str | None = None
+        rocm: str | None = None
+        sass: tuple[str, ...] = ()
+        ptx: tuple[str, ...] = ()
+        gfx: tuple[str, ...] = ()
+        aot: tuple[str, ...] = ()
+        if kind == "cuda":
+            cuda = self.str_(d, "cuda", where, _CUDA)
+            if cuda not in toolkits:
+                raise self.fail(where, f"CUDA {cuda} has no entry in 'cuda_toolkits'")
+            expected = "cu" + cuda.replace(".", "")
+            sass = self.strs(d, "sass", where, _SM)
+            ptx = self.strs(d, "ptx", where, _SM)
+            if not sass and not ptx:
+                raise self.fail(where, "a CUDA variant needs 'sass' or 'ptx' architectures")
+        elif kind == "rocm":
+            rocm = self.str_(d, "rocm", where, _ROCM)
+            expected = "rocm" + rocm
+            gfx = self.strs(d, "gfx", where, _GFX)
+            if not gfx:
+                raise self.fail(where, "a ROCm variant needs a 'gfx' list")
+        elif kind == "xpu":
+            expected = "xpu"
+            aot = self.strs(d, "aot", where, _TOKEN)
+            if not aot:
+                raise self.fail(where, "an XPU variant needs an 'aot' list")
+        else:
+            expected = "cpu"
+        if label != expected:
+            raise self.fail(where, f"the label of this {kind} variant must be {expected!r}")
+        return Variant(
+            label=label,
+            kind=kind,
+            confidence=self.confidence(d.get("confidence"), where),
+            source=self.source(d, where),
+            advertised=self.bool_(d, "advertised", where, True),
+            cuda=cuda,
+            sass=sass,
+            ptx=ptx,
+            rocm=rocm,
+            gfx=gfx,
+            aot=aot,
+            mps=self.bool_(d, "mps", where, False),
+            note=self.opt_str(d, "note", where),
+        )
+
+
+_TOP_KEYS = frozenset(
+    {
+        "schema_version",
+        "updated",
+        "about",
+        "sources",
+        "field_sources",
+        "cuda_toolkits",
+        "minor_version_compat",
+        "xpu_device_ips",
+        "releases",
+    }
+)
+_RELEASE_KEYS = frozenset(
+    {"versions", "requires_python", "python_tags", "python_tags_by_version", "companions", "platforms", "note"}
+)
+_PLATFORM_KEYS = frozenset(
+    {
+        "platform_tag",
+        "min_glibc",
+        "min_macos",
+        "mps_min_macos",
+        "python_tags",
+        "confidence",
+        "source",
+        "note",
+        "pypi_default",
+        "variants",
+    }
+)
+_OS_KEYS = {"linux": {"min_glibc"}, "windows": set(), "macos": {"min_macos", "mps_min_macos"}}
+# The keys only a variant of that kind may carry (a ROCm entry with 'sass' is a mistake, not data).
+_KIND_KEYS: dict[str, frozenset[str]] = {
+    "cuda": frozenset({"cuda", "sass", "ptx"}),
+    "rocm": frozenset({"rocm", "gfx"}),
+    "xpu": frozenset({"aot"}),
+    "cpu": frozenset({"mps"}),
+}
+_KIND_KEYS_ALL = frozenset(k for keys in _KIND_KEYS.values() for k in keys)
+_VARIANT_KEYS = frozenset({"kind", "advertised", "confidence", "source", "note"} | _KIND_KEYS_ALL)

@@ -1,0 +1,246 @@
+"""Planning for another machine: ``--target`` (a saved report or a ``key=value,...`` spec) and the
+override variables other tools already use (uv's, and the reference variant providers').
+
+GPU-less CI builders and Docker builds cannot probe the machine the build is for; they say
+what it has instead. Everything here turns that statement into an ordinary hardware report.
+"""
+
+from __future__ import annotations
+
+import json
+import platform as _platform
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import WheelfitError
+from ..report import Accelerator, Cpu, HardwareReport, Platform
+
+__all__ = ["OVERRIDE_VARIABLES", "TargetError", "apply_overrides", "load_target"]
+
+_OS = {"linux": ("Linux", "x86_64"), "windows": ("Windows", "x86_64"), "macos": ("Darwin", "arm64")}
+_KEYS = ("cuda", "driver", "rocm", "xpu", "cpu", "os", "arch", "python")
+
+#: Variables honoured on top of detection, as uv and the WheelNext reference providers read them.
+OVERRIDE_VARIABLES = (
+    "UV_CUDA_DRIVER_VERSION",
+    "UV_AMD_GPU_ARCHITECTURE",
+    "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION",
+    "NV_VARIANT_PROVIDER_FORCE_SM_ARCH",
+    "AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH",
+    "INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP",
+)
+
+#: Level Zero device IP -> Intel family (wheel-variant device_ip values;
+#: ../shared/reference/pytorch-build-matrix.md §5.2).
+_DEVICE_IP_FAMILY = {
+    "20.4.4": ("lnl", "lnl-m"),
+    "20.1.0": ("bmg", "bmg"),
+    "12.74.4": ("arl", "arl-h"),
+    "12.71.4": ("mtl", "mtl-h"),
+    "12.60.7": ("pvc", "pvc"),
+    "12.55.8": ("dg2", "dg2"),
+    "30.0.4": ("ptl", "ptl-h"),
+    "30.1.0": ("ptl", "ptl-u"),
+}
+
+
+class TargetError(WheelfitError, ValueError):
+    """A ``--target`` or override value cannot be read."""
+
+
+def load_target(value: str, host_python: str | None = None) -> HardwareReport:
+    """A saved ``wheelfit detect --json`` file, or a spec like ``cuda=6.1+8.9,driver=580.95.05``."""
+    path = Path(value)
+    if "=" not in value or path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise TargetError(
+                f"--target {value}: no such file, and not a key=value spec ({', '.join(_KEYS)})"
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise TargetError(f"--target {value}: not a readable JSON hardware report ({exc})") from exc
+        return HardwareReport.from_dict(data)
+    return _from_spec(value, host_python or _platform.python_version())
+
+
+def _from_spec(spec: str, host_python: str) -> HardwareReport:
+    fields: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        key, eq, val = part.partition("=")
+        key = key.strip().lower()
+        if not eq or key not in _KEYS or not val.strip():
+            raise TargetError(f"--target: cannot read {part!r}; use key=value with keys {', '.join(_KEYS)}")
+        fields[key] = val.strip()
+    os_name = fields.get("os", "linux").lower()
+    if os_name not in _OS:
+        raise TargetError(f"--target os={os_name}: use linux, windows or macos")
+    system, default_arch = _OS[os_name]
+    arch = fields.get("arch", default_arch).lower()
+    python = fields.get("python", host_python)
+    level = fields.get("cpu")
+    if level is not None and level.lower().removeprefix("x86-64-") not in ("v1", "v2", "v3", "v4"):
+        raise TargetError(f"--target cpu={level}: use an x86-64 level v1..v4")
+    accels: list[Accelerator] = []
+    driver = fields.get("driver")
+    for i, cc in enumerate(_plus_list(fields.get("cuda"))):
+        if not _is_cc(cc):
+            raise TargetError(f"--target cuda={fields['cuda']}: compute capabilities look like 8.6 (joined by +)")
+        accels.append(
+            Accelerator(
+                "nvidia",
+                f"target GPU sm_{cc.replace('.', '')}",
+                None,
+                "target",
+                integrated=False,
+                compute_capability=cc,
+                driver_version=driver,
+                extra={"index": i},
+            )
+        )
+    for gfx in _plus_list(fields.get("rocm")):
+        if not gfx.startswith("gfx"):
+            raise TargetError(f"--target rocm={fields['rocm']}: gfx targets look like gfx942 (joined by +)")
+        accels.append(
+            Accelerator("amd", f"target GPU {gfx}", None, "target", integrated=False, gfx=gfx, effective_gfx=gfx)
+        )
+    for xpu in _plus_list(fields.get("xpu")):
+        accels.append(_intel_target(xpu))
+    plat = Platform(
+        system=system, machine=arch, python=python, libc=None, wsl=False, release="14.0" if system == "Darwin" else None
+    )
+    if system == "Darwin" and arch in ("arm64", "aarch64"):
+        accels.append(Accelerator("apple", "target Apple GPU", None, "target", integrated=True, mps=True))
+    cpu = Cpu(
+        arch="aarch64" if arch in ("arm64", "aarch64") else arch,
+        x86_64_level=("v" + level.lower().removeprefix("x86-64-v").removeprefix("v")) if level else None,
+    )
+    return HardwareReport(plat, cpu, tuple(accels), sysroot=None)
+
+
+def _plus_list(value: str | None) -> list[str]:
+    return [v.strip() for v in value.split("+") if v.strip()] if value else []
+
+
+def _is_cc(text: str) -> bool:
+    major, dot, minor = text.partition(".")
+    return bool(dot) and major.isdigit() and minor.isdigit()
+
+
+def _intel_target(value: str) -> Accelerator:
+    from wheelfit_intel.devices import lookup
+
+    v = value.lower()
+    if ":" in v:
+        vendor, _, dev = v.partition(":")
+        try:
+            if int(vendor, 16) != 0x8086:
+                raise ValueError(vendor)
+            info = lookup(int(dev, 16))
+        except ValueError:
+            raise TargetError(f"--target xpu={value}: an Intel PCI id looks like 8086:e20b") from None
+        return Accelerator(
+            "intel",
+            info.name,
+            info.pci_id,
+            "target",
+            integrated=info.integrated,
+            family=info.family,
+            xpu_capable=info.xpu_capable,
+            extra={"aot_target": info.aot_target} if info.aot_target else {},
+        )
+    family = {fam: (fam, aot) for fam, aot in _DEVICE_IP_FAMILY.values()}.get(v, (v, v))
+    return Accelerator(
+        "intel",
+        f"target Intel GPU {v}",
+        None,
+        "target",
+        family=family[0],
+        xpu_capable=v != "legacy",
+        extra={"aot_target": family[1]},
+    )
+
+
+def apply_overrides(report: HardwareReport, environ: Mapping[str, str]) -> tuple[HardwareReport, list[str]]:
+    """Apply the override variables; returns the report and one note per variable used."""
+    notes: list[str] = []
+    accels = list(report.accelerators)
+
+    def note(var: str) -> None:
+        notes.append(f"{var}={environ[var]} overrides detection")
+
+    sm = environ.get("NV_VARIANT_PROVIDER_FORCE_SM_ARCH")
+    driver = environ.get("UV_CUDA_DRIVER_VERSION")
+    cuda = environ.get("NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION")
+    if sm:
+        if not _is_cc(sm):
+            raise TargetError(f"NV_VARIANT_PROVIDER_FORCE_SM_ARCH={sm}: use a compute capability such as 9.0")
+        note("NV_VARIANT_PROVIDER_FORCE_SM_ARCH")
+        nvidia = [a for a in accels if a.vendor == "nvidia"]
+        if nvidia:
+            accels = [replace(a, compute_capability=sm) if a.vendor == "nvidia" else a for a in accels]
+        else:
+            accels.append(
+                Accelerator(
+                    "nvidia",
+                    f"forced GPU sm_{sm.replace('.', '')}",
+                    None,
+                    "override",
+                    integrated=False,
+                    compute_capability=sm,
+                    extra={"index": 0},
+                )
+            )
+    updates: dict[str, Any] = {}
+    if driver:
+        note("UV_CUDA_DRIVER_VERSION")
+        updates["driver_version"] = driver
+    if cuda:
+        note("NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION")
+        updates["cuda_driver_version"] = cuda
+    if updates:
+        if not any(a.vendor == "nvidia" for a in accels):
+            notes.append(
+                "NVIDIA driver overrides are set but no NVIDIA GPU is known: set "
+                "NV_VARIANT_PROVIDER_FORCE_SM_ARCH or --target cuda=X.Y to plan a CUDA build"
+            )
+        accels = [replace(a, **updates) if a.vendor == "nvidia" else a for a in accels]
+    gfx_value = environ.get("AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH") or environ.get("UV_AMD_GPU_ARCHITECTURE")
+    if gfx_value:
+        var = (
+            "AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH"
+            if environ.get("AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH")
+            else "UV_AMD_GPU_ARCHITECTURE"
+        )
+        note(var)
+        gfxs = [g.strip() for g in gfx_value.split(",") if g.strip()]
+        if not all(g.startswith("gfx") for g in gfxs):
+            raise TargetError(f"{var}={gfx_value}: gfx targets look like gfx942")
+        accels = [a for a in accels if a.vendor != "amd"] + [
+            Accelerator("amd", f"forced GPU {g}", None, "override", integrated=False, gfx=g, effective_gfx=g)
+            for g in gfxs
+        ]
+    ip = environ.get("INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP")
+    if ip:
+        note("INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP")
+        family, aot = _DEVICE_IP_FAMILY.get(ip.strip(), (None, None))
+        if family is None:
+            raise TargetError(
+                f"INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP={ip}: unknown device IP "
+                f"(known: {', '.join(_DEVICE_IP_FAMILY)})"
+            )
+        accels = [a for a in accels if a.vendor != "intel"] + [
+            Accelerator(
+                "intel",
+                f"forced Intel GPU {ip}",
+                None,
+                "override",
+                family=family,
+                xpu_capable=True,
+                device_ip=ip.strip(),
+                extra={"aot_target": aot},
+            )
+        ]
+    return replace(report, accelerators=tuple(accels)), notes

@@ -1,0 +1,51 @@
+"""Does a build have kernels for a device? Pure rules, one per vendor.
+
+NVIDIA: SASS for sm_Xy runs on compute capability X.z with z >= y (same major);
+PTX for sm_Xy runs on any capability at or above X.y; nothing else runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+__all__ = ["cuda_runs", "describe_archs", "intel_runs", "sm_tuple"]
+
+
+def sm_tuple(sm: str) -> tuple[int, int]:
+    """``"86"`` or ``"8.6"`` or ``"sm_86"`` -> (8, 6); ``"100"`` -> (10, 0)."""
+    s = sm.removeprefix("sm_")
+    if "." in s:
+        major, minor = s.split(".", 1)
+        return int(major), int(minor)
+    return int(s[:-1]), int(s[-1])
+
+
+def cuda_runs(cc: str, sass: Iterable[str], ptx: Iterable[str] = ()) -> bool:
+    major, minor = sm_tuple(cc)
+    if any(m == major and n <= minor for m, n in map(sm_tuple, sass)):
+        return True
+    return any((m, n) <= (major, minor) for m, n in map(sm_tuple, ptx))
+
+
+def describe_archs(sass: Sequence[str], ptx: Sequence[str] = ()) -> str:
+    """``sm_75-sm_120`` (or a list when short), plus PTX if any: for rejection reasons."""
+    ordered = sorted(sass, key=sm_tuple)
+    if not ordered:
+        text = "no SASS"
+    elif len(ordered) <= 2:
+        text = ", ".join(f"sm_{s}" for s in ordered)
+    else:
+        text = f"sm_{ordered[0]}-sm_{ordered[-1]}"
+    if ptx:
+        text += " + PTX " + ", ".join(f"compute_{p}" for p in sorted(ptx, key=sm_tuple))
+    return text
+
+
+def intel_runs(family: str | None, aot_target: str | None, aot: Sequence[str]) -> str | None:
+    """``"aot"`` when the device's exact target is compiled in, ``"family"`` when only a
+    sibling target of its family is (JIT, with a warning), ``None`` otherwise."""
+    if aot_target and aot_target in aot:
+        return "aot"
+    if family and any(t == family or t.startswith(family + "-") for t in aot):
+        return "family"
+    return None
