@@ -76,3 +76,27 @@ def test_detect_on_this_machine_never_fails() -> None:
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert rep["sysroot"] is None and rep["platform"]["python"]
+
+
+def test_fast_path_and_typer_path_print_the_same_report(tmp_path: Path) -> None:
+    # `--sysroot DIR` takes the no-typer fast path; `--sysroot=DIR` goes through typer.
+    from .conftest import MACHINES
+
+    root = MACHINES / "nvidia-4090-plus-1080" / "root"
+    fast = wheelfit("detect", "--json", "--sysroot", str(root), "--probe-timeout", "5")
+    slow = wheelfit("detect", "--json", f"--sysroot={root}", "--probe-timeout=5")
+    assert fast.returncode == slow.returncode == 0, (fast.stderr, slow.stderr)
+
+    def stable(text: str) -> object:
+        rep = json.loads(text)
+        for p in rep["probes"]:
+            p["ms"] = 0  # timings differ run to run
+        return rep
+
+    assert stable(fast.stdout) == stable(slow.stdout)
+    assert [a["compute_capability"] for a in json.loads(fast.stdout)["accelerators"]] == ["8.9", "6.1"]
+
+
+def test_fast_path_leaves_mistakes_to_typer() -> None:
+    r = wheelfit("detect", "--json", "--probe-timeout", "0")
+    assert r.returncode == 2 and "0.1" in r.stderr and "Traceback" not in r.stderr

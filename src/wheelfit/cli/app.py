@@ -67,19 +67,9 @@ def detect(
     ] = None,
 ) -> None:
     """Show what hardware this machine has and what it means for PyTorch."""
-    from wheelfit_probekit import System
+    from .commands import run_detect
 
-    from ..probe import detect as run_detect
-
-    if sysroot is not None and not sysroot.is_dir():
-        raise WheelfitError(f"--sysroot {sysroot} is not a directory")
-    report = run_detect(System.from_sysroot(sysroot, command_timeout=probe_timeout), disabled=disable or ())
-    if as_json:
-        sys.stdout.write(report.to_json() + "\n")
-        return
-    from .render import render_report
-
-    render_report(report)
+    run_detect(as_json, sysroot, probe_timeout, disable or ())
 
 
 @app.command()

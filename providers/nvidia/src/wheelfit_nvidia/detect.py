@@ -230,9 +230,11 @@ def _pci_gpus(system: System, log: ProbeLog) -> list[PciDevice]:
     except ProbeError as exc:
         log.failed("pci-sysfs", str(exc))
         return []
-    if found:  # nothing NVIDIA on the bus is not worth a line in the report
-        with log.probe("pci-sysfs") as p:
-            p.detail = ", ".join(f"{d.slot} {d.pci_id} class 0x{d.pci_class:06x} driver={d.driver}" for d in found)
+    with log.probe("pci-sysfs") as p:
+        p.detail = (
+            ", ".join(f"{d.slot} {d.pci_id} class 0x{d.pci_class:06x} driver={d.driver}" for d in found)
+            or "no NVIDIA GPU on the PCI bus"
+        )
     return found
 
 
