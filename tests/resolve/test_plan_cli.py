@@ -1,0 +1,97 @@
+"""`wheelfit plan` as a user runs it: offline with no network at all, a user's --kb, --target, errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wheelfit.kb.matrix import load_knowledge
+
+from ..conftest import MACHINES, ROOT, hermetic_env
+
+
+def plan(*args: str, prefix: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "wheelfit", "plan", *args],
+        capture_output=True, text=True, env=hermetic_env(**env), timeout=120,
+    )
+
+
+def test_offline_plan_works_without_any_network() -> None:
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot create a network namespace here (needs util-linux unshare and root)")
+    r = plan("torch", "--offline", "--json", "--target", "cuda=6.1,driver=580.95.05", prefix=(unshare, "-n"))
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert (d["torch_version"], d["variant"]) == ("2.14.1", "cu126")
+    assert any("no build with kernels for sm_61" in reason for reason in d["reasons"])
+
+
+def test_a_new_release_is_a_data_change(tmp_path: Path) -> None:
+    data: dict[str, Any] = json.loads((ROOT / "src/wheelfit/kb/data/pytorch.json").read_text())
+    new = json.loads(json.dumps(data["releases"]["2.15"]))
+    new["versions"] = ["2.16.0"]
+    new["companions"] = {"2.16.0": next(iter(new["companions"].values()))}
+    new.pop("python_tags_by_version", None)
+    data["releases"]["2.16"] = new
+    kb = tmp_path / "kb.json"
+    kb.write_text(json.dumps(data))
+    assert load_knowledge(kb).releases_newest_first()[0].name == "2.16"
+    r = plan("--json", "--kb", str(kb), "--target", "cuda=9.0,driver=595.71.05,python=3.12")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["torch_version"] == "2.16.0"
+
+
+def test_broken_kb_file_is_one_line(tmp_path: Path) -> None:
+    kb = tmp_path / "kb.json"
+    kb.write_text('{"schema_version": "9.0"}')
+    r = plan("--kb", str(kb), "--target", "cuda=9.0")
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "schema" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("cuda=sm61", "compute capabilities look like 8.6"),
+        ("os=beos", "use linux, windows or macos"),
+        ("gpu=8.6", "use key=value with keys"),
+        ("xpu=10de:2684", "an Intel PCI id looks like 8086:e20b"),
+        ("missing-file.json", "no such file"),
+    ],
+)
+def test_bad_target_is_one_line(spec: str, message: str) -> None:
+    r = plan("--target", spec)
+    assert r.returncode == 2, r.stdout
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_target_from_a_saved_report_equals_detecting_that_machine(tmp_path: Path) -> None:
+    root = MACHINES / "amd-8x-mi300x" / "root"
+    detected = subprocess.run(
+        [sys.executable, "-m", "wheelfit", "detect", "--json", "--sysroot", str(root)],
+        capture_output=True, text=True, env=hermetic_env(), timeout=120, check=True,
+    ).stdout
+    saved = tmp_path / "mi300x.json"
+    saved.write_text(detected)
+    via_target = plan("--json", "--target", str(saved))
+    via_sysroot = plan("--json", "--sysroot", str(root))
+    assert via_target.returncode == via_sysroot.returncode == 0
+    assert json.loads(via_target.stdout) == json.loads(via_sysroot.stdout)
+    assert json.loads(via_target.stdout)["variant"].startswith("rocm")
+
+
+def test_override_variables_steer_the_plan() -> None:
+    r = plan("--json", "--target", "os=linux", NV_VARIANT_PROVIDER_FORCE_SM_ARCH="6.1",
+             UV_CUDA_DRIVER_VERSION="580.95.05")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["variant"] == "cu126"
+    assert any("NV_VARIANT_PROVIDER_FORCE_SM_ARCH=6.1 overrides detection" in w for w in d["warnings"])
