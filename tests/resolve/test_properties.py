@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from wheelfit.kb.matrix import DriverVersion, Knowledge, load_knowledge
-from wheelfit.kb.overrides import rocm_overrides
+from wheelfit.kb.overrides import rocm_known_broken, rocm_overrides
 from wheelfit.probe.target import load_target
 from wheelfit.resolve import Plan, Request, ResolveError, resolve
 
@@ -144,6 +144,7 @@ def test_nvidia_choice_is_valid_and_nothing_preferred_was(
 def test_amd_choice_lists_every_gpu_or_says_how_to_override(py: str, spec: str, gfx: list[str]) -> None:
     report = load_target(f"os=linux,python={py},rocm={'+'.join(gfx)}")
     overrides = rocm_overrides()
+    broken = rocm_known_broken()
     try:
         plan = resolve(report, KB, Request.parse([spec], rocm_overrides=overrides))
     except ResolveError:
@@ -174,6 +175,8 @@ def test_amd_choice_lists_every_gpu_or_says_how_to_override(py: str, spec: str, 
                 continue
             for var in b.variants.values():
                 if var.kind == "rocm":
+                    if any(g in broken and Version(var.rocm or "0") >= Version(broken[g][0]) for g in gfx):
+                        continue  # listed, but its libraries lack the kernels (known broken)
                     runs = all(g in var.gfx or (g in overrides and overrides[g][0] in var.gfx) for g in gfx)
                     # HSA_OVERRIDE_GFX_VERSION is process-wide: two near-miss GPUs needing different values can't share.
                     values = {overrides[g][1] for g in gfx if g not in var.gfx and g in overrides}

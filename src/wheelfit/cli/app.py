@@ -109,7 +109,6 @@ def plan(
     from wheelfit_probekit import System
 
     from ..kb.matrix import load_knowledge
-    from ..kb.overrides import rocm_overrides
     from ..probe import detect as run_detect
     from ..probe.target import apply_overrides, load_target
     from ..resolve import Request, resolve
@@ -122,7 +121,7 @@ def plan(
         report = run_detect(System.from_sysroot(sysroot, command_timeout=probe_timeout))
     report, notes = apply_overrides(report, os.environ)
     request = Request.parse(
-        requirements or ["torch"], allow_cpu=allow_cpu, index_base=pytorch_index, rocm_overrides=rocm_overrides()
+        requirements or ["torch"], allow_cpu=allow_cpu, index_base=pytorch_index
     )
     result = resolve(report, load_knowledge(kb_file), request)
     if notes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["cuda_runs", "describe_archs", "intel_runs", "sm_tuple"]
+__all__ = ["cuda_runs", "describe_archs", "gfx_override_value", "intel_runs", "sm_tuple"]
 
 
 def sm_tuple(sm: str) -> tuple[int, int]:
@@ -41,11 +41,25 @@ def describe_archs(sass: Sequence[str], ptx: Sequence[str] = ()) -> str:
     return text
 
 
-def intel_runs(family: str | None, aot_target: str | None, aot: Sequence[str]) -> str | None:
-    """``"aot"`` when the device's exact target is compiled in, ``"family"`` when only a
-    sibling target of its family is (JIT, with a warning), ``None`` otherwise."""
-    if aot_target and aot_target in aot:
+def intel_runs(family: str | None, subfamily: str | None, aot_target: str | None, aot: Sequence[str]) -> str:
+    """``"aot"`` when kernels for the device are compiled in; ``"jit"`` otherwise: every XPU build
+    also carries generic SPIR-V that other Xe GPUs compile at first launch (slower start, not
+    validated by Intel; pytorch-build-matrix.md §5.2).
+
+    The exact AOT target decides when known; a device whose split is unknown (Panther Lake: -H
+    or -U is not in pciids.h) counts when every split of its family is compiled in.
+    """
+    if aot_target is not None:
+        return "aot" if aot_target in aot else "jit"
+    if subfamily is not None and subfamily in aot:
         return "aot"
-    if family and any(t == family or t.startswith(family + "-") for t in aot):
-        return "family"
-    return None
+    if family and subfamily == family and any(t.startswith(family + "-") for t in aot):
+        return "aot"
+    return "jit"
+
+
+def gfx_override_value(gfx: str) -> str:
+    """``gfx1030`` -> ``10.3.0``, ``gfx90a`` -> ``9.0.10``: the HSA_OVERRIDE_GFX_VERSION that pretends to be it
+    (the name is ``gfx{major}{minor:x}{stepping:x}``, hardware-detection.md §3.1)."""
+    digits = gfx.removeprefix("gfx")
+    return f"{int(digits[:-2])}.{int(digits[-2], 16)}.{int(digits[-1], 16)}"

@@ -17,8 +17,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..kb.matrix import Companions, DriverVersion, Knowledge, PlatformBuilds, Release, Variant
+from ..kb.overrides import rocm_known_broken, rocm_overrides
 from ..report import Accelerator, HardwareReport
-from .coverage import cuda_runs, describe_archs, intel_runs, sm_tuple
+from .coverage import cuda_runs, describe_archs, gfx_override_value, intel_runs, sm_tuple
 from .machine import GpuGroup, Machine, ResolveError
 from .plan import PackagePin, Plan, Rejection
 
@@ -38,7 +39,9 @@ class Request:
     allow_cpu: bool = False
     index_base: str = DEFAULT_INDEX
     #: Near-miss AMD targets: ``{"gfx1031": ("gfx1030", "10.3.0", risk or None)}``.
-    rocm_overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
+    rocm_overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=lambda: dict(rocm_overrides()))
+    #: Listed targets whose kernels are missing from a ROCm version on: ``{"gfx906": ("6.4", why)}``.
+    rocm_broken: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(rocm_known_broken()))
 
     @classmethod
     def parse(cls, specs: Sequence[str], **kwargs: object) -> Request:
@@ -155,6 +158,13 @@ def _releases(
         if machine.python_tag not in tags:
             rejected.append(
                 Rejection("*", str(version), f"no wheels for Python {machine.python} (has {', '.join(tags)})")
+            )
+            continue
+        if builds.min_macos and machine.macos is not None and machine.macos < builds.min_macos:
+            rejected.append(
+                Rejection(
+                    "*", str(version), f"its wheels need macOS >= {builds.min_macos}, this Mac has {machine.macos}"
+                )
             )
             continue
         if builds.min_glibc and machine.glibc is not None and machine.glibc < builds.min_glibc:
@@ -289,6 +299,20 @@ def _judge_rocm(
     runs_as: list[str] = []
     for a in devices:
         gfx = a.effective_gfx or a.gfx or ""
+        broken = request.rocm_broken.get(a.gfx or gfx)
+        if broken is not None and Version(variant.rocm or "0") >= Version(broken[0]):
+            return f"{a.gfx or gfx} is listed, but {broken[1]}"
+        if gfx in variant.gfx and a.gfx and gfx != a.gfx:
+            # The user's HSA_OVERRIDE_GFX_VERSION already makes it pretend: still unsupported, say so.
+            value = gfx_override_value(gfx)
+            found.native = False
+            found.env["HSA_OVERRIDE_GFX_VERSION"] = value
+            runs_as.append(f"{gfx} (HSA_OVERRIDE_GFX_VERSION set for {a.gfx})")
+            found.warnings.append(
+                f"{a.gfx} runs {gfx} kernels only because HSA_OVERRIDE_GFX_VERSION={value} is set "
+                "(not supported by AMD): keep it set when running torch"
+            )
+            continue
         if gfx in variant.gfx:
             runs_as.append(gfx)
             continue
@@ -321,17 +345,19 @@ def _judge_xpu(
 ) -> _Found | str:
     found = _Found(release, version, variant)
     for a in devices:
-        target = a.extra.get("aot_target")
-        how = intel_runs(a.family, target if isinstance(target, str) else None, variant.aot)
-        if how is None:
-            return f"{a.family} is not among its AOT targets ({', '.join(variant.aot)})"
-        if how == "family":
+        target, sub = a.extra.get("aot_target"), a.extra.get("subfamily")
+        how = intel_runs(
+            a.family, sub if isinstance(sub, str) else None, target if isinstance(target, str) else None, variant.aot
+        )
+        if how == "jit":
             found.native = False
             found.warnings.append(
-                f"{a.name} ({target or a.family}) is not an AOT target of torch {version} xpu; its kernels "
-                "are JIT-compiled at first use (slower start, not validated by Intel)"
+                f"{a.name} ({target or sub or a.family}) is not an AOT target of torch {version} xpu "
+                f"({', '.join(variant.aot)}); its kernels are JIT-compiled from SPIR-V at first use "
+                "(slower start, not validated by Intel)"
             )
-    found.why.append(f"xpu has AOT kernels for {', '.join(sorted({a.family or '' for a in devices}))}")
+    aot = sorted({a.family or "" for a in devices}) if found.native else []
+    found.why.append(f"xpu has AOT kernels for {', '.join(aot)}" if aot else "xpu carries SPIR-V for other Xe GPUs")
     return found
 
 
@@ -364,7 +390,7 @@ def _driver_fit(
         floor = kb.minor_compat_floor(cuda.major, machine.driver_os)
         if floor is not None and driver < floor:
             return "fail", f"driver {driver} is below {floor}, the minimum for any CUDA {cuda.major}.x build"
-        own = kb.cuda_toolkit_driver(variant.cuda or "", machine.driver_os)
+        own = _own_floor(kb, variant.cuda or "", machine.driver_os)
         if own is not None and own <= driver:
             return "own", f"driver {driver} meets CUDA {cuda}'s own minimum ({own})"
         return "compat", (
@@ -382,6 +408,21 @@ def _driver_fit(
             )
         return "fail", f"the driver supports CUDA {supported}; CUDA {cuda.major}.x builds need a newer driver"
     return "unknown", None
+
+
+def _own_floor(kb: Knowledge, cuda: str, driver_os: str) -> DriverVersion | None:
+    """The driver a CUDA toolkit asks for on its own (NVIDIA Table 3); None when unknown.
+
+    For CUDA 13.x NVIDIA prints "N/A" on Windows (the driver is no longer bundled); the Linux
+    figure names the driver branch it needs, which is the conservative reading.
+    """
+    toolkit = kb.cuda_toolkits.get(cuda)
+    if toolkit is None:
+        return None
+    own = toolkit.for_os(driver_os)
+    if own is None and driver_os == "windows" and toolkit.confidence.get("windows") != "U":
+        return toolkit.linux
+    return own
 
 
 def _best_cuda(kb: Knowledge, machine: Machine, ok: list[_Found], devices: tuple[Accelerator, ...]) -> _Found:
@@ -454,6 +495,12 @@ def _mps_search(kb: Knowledge, machine: Machine, request: Request, group: GpuGro
                 f"release with MPS on macOS {machine.macos}",
             )
         return found
+    builds = (r.platform(machine.platform_key) for r in kb.releases_newest_first())
+    floors = sorted({b.mps_min_macos for b in builds if b is not None and b.mps_min_macos is not None})
+    warnings.append(
+        f"no PyTorch release matching {request.torch} has MPS on macOS {machine.macos} "
+        f"(MPS needs macOS >= {floors[0] if floors else '?'}): the CPU build it is"
+    )
     return _cpu_search(kb, machine, request)
 
 

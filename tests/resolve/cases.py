@@ -1,0 +1,522 @@
+"""The resolver's decision table: machine x requirements x flags -> the build the facts call for.
+
+Every expected answer is derived from ../shared/reference/pytorch-build-matrix.md (§1 releases
+and variants, §2 SASS lists and same-major binary compatibility, §3 driver floors, §4 ROCm gfx
+lists, §5 Intel AOT targets, §7 Python tags and companions, §9 T1-T5, §12 addendum) and the
+rules of the `wheelfit plan` issue, not from running the code. Each row cites the facts it uses.
+
+A machine is one of:
+
+- ``target:<spec>``: a ``--target`` spec read by ``load_target`` (Python pinned to 3.12 unless
+  the spec says ``python=``);
+- ``fixture:<name>``: ``tests/machines/<name>/root`` detected as a sysroot (Python pinned to 3.12);
+- either, plus ``env`` (override variables applied with ``apply_overrides``) and ``platform``
+  fields replaced on the report (``release`` for a macOS version, ``libc`` for glibc).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+#: Linux driver branches (reference §3.1 Table 3, §3.2 Table 2).
+D580 = "580.95.05"  # R580: CUDA 13.0 U2's own minimum; below 13.2's 595.45.04
+D595 = "595.71.05"  # CUDA 13.2 U2's own minimum
+D575 = "575.57.08"  # CUDA 12.9 U1's own minimum
+D570 = "570.133.07"  # >= 12.8 GA/U1 (570.26 / 570.124.06), < 575 and < 580
+D535 = "535.129.03"  # >= 525.60.13 (12.x minor-version floor), < every 12.x toolkit's own minimum
+D470 = "470.182.03"  # < 525.60.13: no CUDA 12.x; >= 450.80.02 (11.x minor-version floor)
+#: Windows driver numbering (§3.1 Windows column; 13.x: "N/A (use R580+)").
+W581 = "581.42"
+W572 = "572.61"  # CUDA 12.8 U1's Windows minimum
+
+MINOR = "minor-version compatibility"
+TO_CPU = "installing the CPU build"
+
+
+@dataclass(frozen=True)
+class Case:
+    machine: str
+    reqs: tuple[str, ...]
+    #: The exact torch version (``2.14.1``) or just its series (``2.14``).
+    torch: str
+    #: The variant label, or the labels any of which the facts allow.
+    variant: str | tuple[str, ...]
+    allow_cpu: bool = False
+    env: Mapping[str, str] = field(default_factory=dict)
+    platform: Mapping[str, Any] = field(default_factory=dict)
+    #: Substrings that must appear in the plan's reasons, warnings or rejection reasons.
+    says: tuple[str, ...] = ()
+    #: Substrings that must appear in the warnings.
+    warns: tuple[str, ...] = ()
+    #: Substrings no warning may contain.
+    not_warns: tuple[str, ...] = ()
+    #: The plan's run-time environment must contain these (``None``: must not contain the key).
+    plan_env: Mapping[str, str | None] = field(default_factory=dict)
+    #: Companion name -> exact version expected.
+    packages: Mapping[str, str] = field(default_factory=dict)
+
+
+def case(id: str, *args: object, bug: str | None = None, **kwargs: object) -> object:
+    """A ``pytest.param`` of a ``Case``; ``bug`` marks a fact the code contradicts (strict xfail)."""
+    marks = [pytest.mark.xfail(strict=True, reason=f"BUG: {bug}")] if bug else []
+    return pytest.param(Case(*args, **kwargs), id=id, marks=marks)  # type: ignore[arg-type]
+
+
+def t(spec: str, driver: str | None = D580) -> str:
+    """A ``--target`` machine; NVIDIA targets get the given driver."""
+    return f"target:{spec},driver={driver}" if driver and "cuda=" in spec else f"target:{spec}"
+
+
+T = ("torch",)
+
+CASES = [
+    # ---- NVIDIA, every generation; Linux x86_64, R580 driver (T2, T3, T4) ----------------------
+    # Maxwell/Pascal/Volta: no official wheels from 2.15 (§2.3, §12); cu126 has sm_50/60/70 up to 2.14.
+    case("sm50-maxwell", t("cuda=5.0"), T, "2.14.1", "cu126", says=("has no build with kernels for sm_50",)),
+    case("sm52-maxwell-runs-sm50", t("cuda=5.2"), T, "2.14.1", "cu126", says=("no SASS for sm_52",)),
+    case("sm60-p100", t("cuda=6.0"), T, "2.14.1", "cu126", says=("has no build with kernels for sm_60",)),
+    case("sm61-gtx1080", t("cuda=6.1"), T, "2.14.1", "cu126", says=("has no build with kernels for sm_61",)),
+    case("sm70-v100-latest", t("cuda=7.0"), T, "2.14.1", "cu126", says=("no SASS for sm_70",)),
+    # Volta has cu128 (and cu129) kernels only in 2.8-2.10 (§12); R580 meets 12.8's own floor,
+    # cu129 is built but not advertised in 2.9/2.10 (T1 "(+)"), cu130 has no sm_70.
+    case(
+        "sm70-pinned-2.8-2.10",
+        t("cuda=7.0"),
+        ("torch>=2.8,<2.11",),
+        "2.10.0",
+        "cu128",
+        says=("cu128 has kernels for sm_70",),
+    ),
+    # 2.8 advertises cu129 with 7.0 (§2.2, T1) and R580 meets 12.9's own 575.57.08.
+    case("sm70-pinned-2.8-cu129", t("cuda=7.0"), ("torch==2.8.*",), "2.8.0", "cu129"),
+    # 2.11 removed Volta from cu128 (§12, #172598).
+    case("sm70-pinned-2.11", t("cuda=7.0"), ("torch==2.11.*",), "2.11.0", "cu126", says=("cu128: no SASS for sm_70",)),
+    # R535 meets no 12.x toolkit's own floor: the lowest CUDA under minor-version compatibility.
+    case("sm70-r535-pinned-2.8-2.10", t("cuda=7.0", D535), ("torch>=2.8,<2.11",), "2.10.0", "cu126", warns=(MINOR,)),
+    case("sm75-t4", t("cuda=7.5"), T, "2.15.0", "cu130", not_warns=(MINOR,)),
+    case("sm80-a100-r595", t("cuda=8.0", D595), T, "2.15.0", "cu132", says=("CUDA 13.2's own minimum",)),
+    case("sm86-rtx3090", t("cuda=8.6"), T, "2.15.0", "cu130", says=("CUDA 13.0's own minimum",)),
+    case("sm89-runs-sm86", t("cuda=8.9"), T, "2.15.0", "cu130", says=("cu130 has kernels for sm_89",)),
+    case("sm90-h100", t("cuda=9.0"), T, "2.15.0", "cu130"),
+    case("sm100-b200", t("cuda=10.0"), T, "2.15.0", "cu130"),
+    case("sm103-b300-runs-sm100", t("cuda=10.3"), T, "2.15.0", "cu130"),
+    case("sm120-rtx5090", t("cuda=12.0"), T, "2.15.0", "cu130"),
+    case("sm121-gb10-runs-sm120", t("cuda=12.1"), T, "2.15.0", "cu130"),
+    # sm_110 is never in x86_64 builds (§2.4), and no PTX ships (§2.1).
+    case("sm110-on-x86-has-nothing", t("cuda=11.0"), T, "2.15.0", "cpu", warns=(TO_CPU,)),
+    case("sm110-thor-aarch64", t("cuda=11.0,arch=aarch64"), T, "2.15.0", "cu130"),
+    case("sm90-gh200-aarch64", t("cuda=9.0,arch=aarch64"), T, "2.15.0", "cu130"),
+    case("sm86-aarch64-runs-sm80", t("cuda=8.6,arch=aarch64"), T, "2.15.0", "cu130"),
+    # ---- NVIDIA drivers (§3, T4) ---------------------------------------------------------------
+    # R470 < 525.60.13: no 12.x/13.x build runs; with torch>=2.8 there is no cu118 either (T1).
+    case("r470-pinned-2.8+-cpu", t("cuda=8.6", D470), ("torch>=2.8",), "2.15.0", "cpu", warns=(TO_CPU,)),
+    # cu118 (2.5-2.7) runs on >= 450.80.02 by minor-version compatibility (T4): the newest release with a build.
+    case("fixture-driver470", "fixture:nvidia-driver470", T, "2.7.1", "cu118", warns=(MINOR,)),
+    case(
+        "fixture-h100-r535",
+        "fixture:nvidia-h100",
+        T,
+        "2.14.1",
+        "cu126",
+        warns=(MINOR,),
+        says=("torch 2.15.0 has no build that runs here",),
+    ),
+    case("fixture-v100-r535", "fixture:nvidia-v100", T, "2.14.1", "cu126", warns=(MINOR,)),
+    # R570 (< 580) and sm_120: only 12.8+ has sm_120, and cu128 last ships in 2.11 (§12).
+    case(
+        "fixture-rtx5090-r570",
+        "fixture:nvidia-rtx5090",
+        T,
+        "2.11.0",
+        "cu128",
+        says=("CUDA 12.8's own minimum",),
+        not_warns=(MINOR,),
+    ),
+    case("sm120-r535-minor-compat", t("cuda=12.0", D535), T, "2.11.0", "cu128", warns=(MINOR,)),
+    case("fixture-8x-a100-r570", "fixture:nvidia-8x-a100", T, "2.14.1", "cu126", not_warns=(MINOR,)),
+    case(
+        "fixture-a6000-r550-visible-devices",
+        "fixture:nvidia-cuda-visible-devices",
+        T,
+        "2.14.1",
+        "cu126",
+        warns=(MINOR,),
+    ),
+    case("fixture-t4-smi-hangs-r550", "fixture:nvidia-smi-hangs", T, "2.14.1", "cu126", warns=(MINOR,)),
+    case(
+        "fixture-gtx1650-driver-unknown",
+        "fixture:nvidia-garbage",
+        T,
+        "2.15.0",
+        ("cu130", "cu132", "cu134"),
+        warns=("driver version is unknown",),
+    ),
+    case("fixture-b200-r580", "fixture:nvidia-b200", T, "2.15.0", "cu130"),
+    case(
+        "fixture-gtx1080", "fixture:nvidia-gtx1080", T, "2.14.1", "cu126", says=("has no build with kernels for sm_61",)
+    ),
+    case(
+        "fixture-gtx1080-allow-cpu",
+        "fixture:nvidia-gtx1080",
+        T,
+        "2.15.0",
+        "cpu",
+        allow_cpu=True,
+        warns=("--allow-cpu",),
+    ),
+    # cu126 covers 8.9 (sm_86) and 6.1 (sm_60): both GPUs, 2.14.
+    case(
+        "fixture-4090-plus-1080-covers-both",
+        "fixture:nvidia-4090-plus-1080",
+        T,
+        "2.14.1",
+        "cu126",
+        plan_env={"CUDA_VISIBLE_DEVICES": None},
+    ),
+    # No build has sm_120 and sm_61 (T2): the most capable GPU, the 1080 named and hidden.
+    case(
+        "mixed-5090-1080",
+        t("cuda=12.0+6.1"),
+        T,
+        "2.15.0",
+        "cu130",
+        warns=("sm_61", "will not be used"),
+        plan_env={"CUDA_VISIBLE_DEVICES": "0"},
+    ),
+    case(
+        "nvidia-plus-intel-igpu",
+        t("cuda=8.6,xpu=8086:7d55"),
+        T,
+        "2.15.0",
+        "cu130",
+        warns=("not used by this build", "Meteor Lake"),
+    ),
+    # WSL2 uses the Windows driver: 581.42 is R580+, which meets CUDA 13.0 (T4 "N/A (use R580+)").
+    case(
+        "fixture-wsl2-rtx4070",
+        "fixture:wsl2-rtx4070",
+        T,
+        "2.15.0",
+        "cu130",
+        not_warns=(MINOR,),
+    ),
+    # ---- Windows (§2.2 Windows lists; ROCm is Linux only, §1.2) ---------------------------------
+    case(
+        "win-sm61-cu126",
+        t("os=windows,cuda=6.1", W581),
+        T,
+        "2.14.1",
+        "cu126",
+        says=("has no build with kernels for sm_61",),
+    ),
+    case(
+        "win-sm86",
+        t("os=windows,cuda=8.6", W581),
+        T,
+        "2.15.0",
+        "cu130",
+        not_warns=(MINOR,),
+    ),
+    case("win-sm120-r572", t("os=windows,cuda=12.0", W572), T, "2.11.0", "cu128"),
+    case("win-rocm-has-none", t("os=windows,rocm=gfx1100"), T, "2.15.0", "cpu", warns=(TO_CPU,)),
+    case("win-xpu-bmg", t("os=windows,xpu=bmg"), T, "2.15.0", "xpu"),
+    # ---- AMD (§4.1, T5; no host ROCm known: the highest ROCm of the release) ----------------------
+    case("gfx942-2.9", t("rocm=gfx942"), ("torch==2.9.*",), "2.9.1", "rocm6.4"),
+    # gfx950 first ships with ROCm 7 wheels in 2.10: nothing in 2.9.
+    case(
+        "gfx950-2.9-cpu",
+        t("rocm=gfx950"),
+        ("torch==2.9.*",),
+        "2.9.1",
+        "cpu",
+        warns=(TO_CPU,),
+        says=("gfx950 is not in its gfx list",),
+    ),
+    case("gfx950-latest", t("rocm=gfx950"), T, "2.15.0", ("rocm7.2", "rocm7.14")),
+    case("gfx90a-2.9", t("rocm=gfx90a"), ("torch==2.9.*",), "2.9.1", "rocm6.4"),
+    case("gfx1100-2.9", t("rocm=gfx1100"), ("torch==2.9.*",), "2.9.1", "rocm6.4"),
+    case("gfx1151-2.9-cpu", t("rocm=gfx1151"), ("torch==2.9.*",), "2.9.1", "cpu", warns=(TO_CPU,)),
+    case("gfx1151-2.10", t("rocm=gfx1151"), ("torch==2.10.*",), "2.10.0", "rocm7.1"),
+    # gfx1103 is native from 2.13; before that only as gfx1100 with HSA_OVERRIDE_GFX_VERSION=11.0.0 (§4.3).
+    case(
+        "gfx1103-2.10-override",
+        t("rocm=gfx1103"),
+        ("torch==2.10.*",),
+        "2.10.0",
+        "rocm7.1",
+        warns=("HSA_OVERRIDE_GFX_VERSION=11.0.0",),
+        plan_env={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"},
+    ),
+    case(
+        "gfx1103-2.12-override",
+        t("rocm=gfx1103"),
+        ("torch==2.12.*",),
+        "2.12.1",
+        "rocm7.2",
+        plan_env={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"},
+    ),
+    case(
+        "gfx1103-latest-native",
+        t("rocm=gfx1103"),
+        T,
+        "2.15.0",
+        ("rocm7.2", "rocm7.14"),
+        plan_env={"HSA_OVERRIDE_GFX_VERSION": None},
+    ),
+    case(
+        "gfx1031-override",
+        t("rocm=gfx1031"),
+        T,
+        "2.15.0",
+        ("rocm7.2", "rocm7.14"),
+        warns=("HSA_OVERRIDE_GFX_VERSION=10.3.0",),
+        plan_env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
+    ),
+    case(
+        "gfx1032-2.9-override",
+        t("rocm=gfx1032"),
+        ("torch==2.9.*",),
+        "2.9.1",
+        "rocm6.4",
+        plan_env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
+    ),
+    # §4.1 / §10: rocm6.4+ and 7.x wheels fail on gfx906 (rocBLAS dropped it);
+    # rocm6.3 (torch <= 2.9) is the last index that works.
+    case(
+        "gfx906-mi50-last-working-rocm6.3",
+        t("rocm=gfx906"),
+        T,
+        "2.9.1",
+        "rocm6.3",
+    ),
+    # Fixtures: the host ROCm picks the closest build not newer than it;
+    # every 2.15 build is newer than 6.4 -> the closest one, warned.
+    case(
+        "fixture-8x-mi300x", "fixture:amd-8x-mi300x", T, "2.15.0", "rocm7.2", warns=("newer than the installed ROCm",)
+    ),
+    case(
+        "fixture-8x-mi300x-2.9",
+        "fixture:amd-8x-mi300x",
+        ("torch==2.9.*",),
+        "2.9.1",
+        "rocm6.4",
+        not_warns=("newer than",),
+    ),
+    case("fixture-mi300x-container", "fixture:amd-container-partial", T, "2.15.0", "rocm7.2"),
+    case("fixture-mi355x", "fixture:amd-mi355x", T, "2.15.0", "rocm7.2"),
+    case("fixture-strix-halo", "fixture:amd-strix-halo", T, "2.15.0", "rocm7.2", not_warns=("newer than",)),
+    case(
+        "fixture-780m-gfx1103-native",
+        "fixture:amd-radeon-780m",
+        T,
+        "2.15.0",
+        ("rocm7.2", "rocm7.14"),
+        plan_env={"HSA_OVERRIDE_GFX_VERSION": None},
+    ),
+    case("fixture-rx7600-no-rocm", "fixture:amd-hsa-override-invalid", T, "2.15.0", ("rocm7.2", "rocm7.14")),
+    case("fixture-rx7900-kfd-unreadable", "fixture:amd-kfd-unreadable", T, "2.15.0", ("rocm7.2", "rocm7.14")),
+    case(
+        "fixture-rx7900xtx-igpu-set-aside",
+        "fixture:amd-rx7900xtx",
+        T,
+        "2.15.0",
+        "rocm7.2",
+        warns=("not used by this build", "Raphael"),
+    ),
+    # gfx941 is in no build and has no known override.
+    case("fixture-gfx941-cpu", "fixture:amd-rocminfo-only", T, "2.15.0", "cpu", warns=(TO_CPU,)),
+    # The RX 6700 XT (gfx1031) runs gfx1030 kernels only while HSA_OVERRIDE_GFX_VERSION=10.3.0 is set (§4.3):
+    # the plan must carry it, whether or not the detecting shell happened to have it.
+    case(
+        "fixture-rx6700xt-user-override",
+        "fixture:amd-hsa-override",
+        T,
+        "2.15.0",
+        "rocm7.2",
+        plan_env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
+    ),
+    # ---- Intel (§5.2 AOT targets, §5.3 PCI ids) --------------------------------------------------
+    case("fixture-arc-a770", "fixture:intel-arc-a770", T, "2.15.0", "xpu"),
+    case("fixture-arc-b580", "fixture:intel-arc-b580", T, "2.15.0", "xpu"),
+    case("fixture-lunar-lake", "fixture:intel-lunar-lake", T, "2.15.0", "xpu", not_warns=("JIT",)),
+    case("fixture-max-1550", "fixture:intel-max-1550", T, "2.15.0", "xpu"),
+    case("fixture-meteor-lake-h", "fixture:intel-meteor-lake", T, "2.15.0", "xpu", not_warns=("JIT",)),
+    case("fixture-uhd630-cpu", "fixture:intel-uhd630", T, "2.15.0", "cpu", says=("no GPU usable",)),
+    case("xpu-legacy-cpu", t("xpu=legacy"), T, "2.15.0", "cpu", says=("no GPU usable",)),
+    case("xpu-pvc-2.5", t("xpu=pvc"), ("torch==2.5.*",), "2.5.1", "xpu"),
+    # ARL-U (0x7D41) is not an AOT target; arl-h is: JIT with a warning.
+    case("xpu-arl-u-jit", t("xpu=8086:7d41"), T, "2.15.0", "xpu", warns=("JIT-compiled",)),
+    # Wildcat Lake is Xe but in no AOT list: "Other Intel GPUs get JIT only (warn)" (§5.2, §10).
+    case(
+        "xpu-wildcat-lake-jit",
+        t("xpu=8086:fd80"),
+        T,
+        "2.15.0",
+        "xpu",
+        warns=("JIT",),
+    ),
+    # 2.6's Linux AOT list is pvc, xe-lpg, ats-m150: an Arc A770 runs the SPIR-V by JIT (§5.2).
+    case(
+        "xpu-dg2-2.6-jit",
+        t("xpu=dg2"),
+        ("torch==2.6.*",),
+        "2.6.0",
+        "xpu",
+        warns=("JIT",),
+    ),
+    # ---- Apple (macOS arm64; MPS floors per the knowledge brief: 14 from 2.9, 12.3 up to 2.8) -----
+    case("fixture-m4-max-macos15", "fixture:apple-m4-max", T, "2.15.0", "cpu", says=("MPS needs macOS >= 14",)),
+    case(
+        "fixture-m1-monterey-macos12.6",
+        "fixture:apple-m1-monterey",
+        T,
+        "2.8.0",
+        "cpu",
+        says=("newest release with MPS on macOS 12.6",),
+    ),
+    case("macos14-target", t("os=macos"), T, "2.15.0", "cpu"),
+    case("macos13-target", t("os=macos"), T, "2.8.0", "cpu", platform={"release": "13.6"}),
+    # 2.14/2.15 wheels are macosx_14_0 (§7.1): on macOS 13 --allow-cpu cannot install them.
+    case(
+        "macos13-allow-cpu",
+        t("os=macos"),
+        T,
+        "2.13",
+        "cpu",
+        allow_cpu=True,
+        platform={"release": "13.6"},
+    ),
+    # macOS 12.0 < 12.3: no MPS anywhere; the newest wheel that installs is not 2.14/2.15 (macosx_14_0).
+    case(
+        "macos12.0-no-mps",
+        t("os=macos"),
+        T,
+        "2.13",
+        "cpu",
+        platform={"release": "12.0"},
+        warns=("MPS",),
+    ),
+    # ---- Python and glibc (§7.2, §7.1) -----------------------------------------------------------
+    case("py3.9-newest-is-2.8", t("cuda=8.6,python=3.9"), T, "2.8.0", "cu129", says=("no wheels for Python 3.9",)),
+    case("py3.9-gtx1080", t("cuda=6.1,python=3.9"), T, "2.8.0", "cu126"),
+    case("py3.15-only-2.15", t("cuda=8.6,python=3.15"), T, "2.15.0", "cu130"),
+    case("py3.15-gtx1080-cpu", t("cuda=6.1,python=3.15"), T, "2.15.0", "cpu", warns=(TO_CPU,)),
+    # 2.7+ x86_64 wheels are manylinux_2_28; 2.6 is manylinux1 (glibc 2.17 is enough).
+    case(
+        "glibc-2.17", t("cuda=8.6"), T, "2.6.0", "cu126", platform={"libc": "glibc 2.17"}, says=("needs glibc >= 2.28",)
+    ),
+    # ---- Companions (§7.3): same index, matching versions ------------------------------------------
+    case(
+        "torchvision-latest",
+        t("cuda=8.6"),
+        ("torch", "torchvision"),
+        "2.15.0",
+        "cu130",
+        packages={"torchvision": "0.29.2"},
+    ),
+    case(
+        "torchvision-2.9",
+        t("cuda=8.6"),
+        ("torch==2.9.*", "torchvision"),
+        "2.9.1",
+        "cu130",
+        packages={"torchvision": "0.24.1"},
+    ),
+    case(
+        "torchvision-pinned-picks-torch",
+        t("cuda=8.6"),
+        ("torch", "torchvision==0.24.0"),
+        "2.9.0",
+        "cu130",
+        packages={"torchvision": "0.24.0"},
+    ),
+    case(
+        "torchaudio-2.9",
+        t("cuda=8.6"),
+        ("torch==2.9.*", "torchaudio"),
+        "2.9.1",
+        "cu130",
+        packages={"torchaudio": "2.9.1"},
+    ),
+    case(
+        "gtx1080-torchvision",
+        "fixture:nvidia-gtx1080",
+        ("torch", "torchvision"),
+        "2.14.1",
+        "cu126",
+        packages={"torchvision": "0.29.1"},
+    ),
+    case(
+        "gtx1080-torchvision-0.28",
+        "fixture:nvidia-gtx1080",
+        ("torch", "torchvision==0.28.0"),
+        "2.13.0",
+        "cu126",
+        packages={"torchvision": "0.28.0"},
+    ),
+    # ---- Override variables (uv / WheelNext providers) on a GPU-less machine ------------------------
+    case(
+        "env-sm90-driver580",
+        "fixture:cpu-zen4",
+        T,
+        "2.15.0",
+        "cu130",
+        env={"NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "9.0", "UV_CUDA_DRIVER_VERSION": D580},
+    ),
+    case(
+        "env-sm120-cuda12.8",
+        "fixture:cpu-zen4",
+        T,
+        "2.11.0",
+        "cu128",
+        env={"NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "12.0", "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.8"},
+    ),
+    case(
+        "env-gfx1031",
+        "fixture:cpu-zen4",
+        T,
+        "2.15.0",
+        ("rocm7.2", "rocm7.14"),
+        env={"AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH": "gfx1031"},
+        plan_env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
+    ),
+    case(
+        "env-intel-bmg-ip",
+        "fixture:cpu-zen4",
+        T,
+        "2.15.0",
+        "xpu",
+        env={"INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP": "20.1.0"},
+    ),
+    case(
+        "env-gtx1080-driver535",
+        "fixture:nvidia-gtx1080",
+        T,
+        "2.14.1",
+        "cu126",
+        env={"UV_CUDA_DRIVER_VERSION": D535},
+        warns=(MINOR,),
+    ),
+    # ---- No usable GPU: the newest CPU build -------------------------------------------------------
+    *(
+        case(f"fixture-{name}-cpu", f"fixture:{name}", T, "2.15.0", "cpu", says=("no GPU usable",))
+        for name in (
+            "cpu-zen4",
+            "cpu-alderlake-v3",
+            "cpu-sapphire-rapids-amx",
+            "cpu-grace",
+            "cpu-graviton3",
+            "container-leaked-sysfs",
+            "leftover-nvidia-smi",
+            "nvidia-smi-exit9",
+            "nvidia-jetson-no-pci",
+            "amd-no-driver",
+            "amd-container-no-kfd",
+            "intel-no-render-node",
+        )
+    ),
+]
