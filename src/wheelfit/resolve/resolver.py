@@ -495,8 +495,8 @@ def _mps_search(kb: Knowledge, machine: Machine, request: Request, group: GpuGro
                 f"release with MPS on macOS {machine.macos}",
             )
         return found
-    builds = (r.platform(machine.platform_key) for r in kb.releases_newest_first())
-    floors = sorted({b.mps_min_macos for b in builds if b is not None and b.mps_min_macos is not None})
+    macs = (r.platform(machine.platform_key) for r in kb.releases_newest_first())
+    floors = sorted({b.mps_min_macos for b in macs if b is not None and b.mps_min_macos is not None})
     warnings.append(
         f"no PyTorch release matching {request.torch} has MPS on macOS {machine.macos} "
         f"(MPS needs macOS >= {floors[0] if floors else '?'}): the CPU build it is"
