@@ -86,3 +86,30 @@ def test_the_four_providers_are_registered_and_load() -> None:
 
 def test_disabled_providers_are_not_discovered() -> None:
     assert "nvidia" not in {ep.name for ep in discover(disabled=["nvidia"])}
+
+
+def test_discovery_agrees_with_importlib_metadata() -> None:
+    from importlib.metadata import entry_points
+
+    ours = {(e.name, e.value) for e in discover()}
+    stdlib = {(e.name, e.value) for e in entry_points(group=GROUP)}
+    assert ours == stdlib and len(ours) >= 4
+
+
+def test_discovery_rules_on_a_made_up_path(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for base, dist, body in [
+        (first, "acme_npu-1.0.dist-info", "[wheelfit.providers]\nnpu = acme_npu.plugin:PROVIDER\n"),
+        (second, "acme_npu-0.9.dist-info", "[wheelfit.providers]\nnpu = old_acme:PROVIDER\n"),  # shadowed
+        (second, "other-2.0.dist-info", "[console_scripts]\nx = y:z\n[wheelfit.providers]\ntpu = tpu_mod\n"),
+    ]:
+        (base / dist).mkdir(parents=True)
+        (base / dist / "entry_points.txt").write_text(body)
+    found = discover(path=[str(first), str(second), str(tmp_path / "missing")])
+    assert [(e.name, e.value, e.distribution) for e in found] == [
+        ("npu", "acme_npu.plugin:PROVIDER", "acme-npu"),
+        ("tpu", "tpu_mod", "other"),
+    ]
+    assert [e.name for e in discover(disabled=["npu"], path=[str(first), str(second)])] == ["tpu"]
+    broken = load(found[0])  # the module does not exist: reported with the distribution's name
+    assert broken.provider is None and "could not load provider 'npu' from acme-npu" in (broken.error or "")

@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["CommandResult", "ProbeError", "ProbeTimeout", "System", "parse_int", "split_kv"]
 
@@ -192,6 +194,8 @@ class System:
     def run_path(
         self, exe: Path | str, *args: str, timeout: float | None = None, display: str | None = None
     ) -> CommandResult:
+        import subprocess  # here, not at the top: most detections run no tool, start-up stays lean
+
         argv = (str(exe), *args)
         label = display or Path(str(exe)).name
         limit = self.command_timeout if timeout is None else timeout
@@ -225,6 +229,9 @@ class System:
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     # A shell script's children keep the pipes open: kill the whole session, not only the shell.
+    import signal
+    import subprocess
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
