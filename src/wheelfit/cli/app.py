@@ -154,3 +154,18 @@ def run(args: list[str]) -> int:
         sys.stderr.write(f"wheelfit: internal error: {type(exc).__name__}: {exc} (please report this)\n")
         return 70
     return 0
+
+
+def _register_more_commands() -> None:
+    """Commands that live in their own modules register on ``app`` when imported."""
+    import importlib
+
+    for module in ("variants_cmd", "install_cmd"):
+        try:
+            importlib.import_module(f"{__package__}.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{module}":
+                raise
+
+
+_register_more_commands()
