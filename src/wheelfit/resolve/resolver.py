@@ -8,8 +8,9 @@ newest release that does is chosen and the plan says so.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -510,34 +511,31 @@ _JUDGES = {"cuda": _judge_cuda, "rocm": _judge_rocm, "xpu": _judge_xpu}
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _driver(devices: tuple[Accelerator, ...]) -> DriverVersion | None:
+_T = TypeVar("_T")
+
+
+def _first(devices: tuple[Accelerator, ...], attr: str, parse: Callable[[str], _T]) -> _T | None:
+    """The first device's value of ``attr`` that is set, parsed; None if unset or unreadable."""
     for a in devices:
-        if a.driver_version:
+        text = getattr(a, attr)
+        if text:
             try:
-                return DriverVersion.parse(a.driver_version)
+                return parse(text)
             except ValueError:
                 return None
     return None
+
+
+def _driver(devices: tuple[Accelerator, ...]) -> DriverVersion | None:
+    return _first(devices, "driver_version", DriverVersion.parse)
 
 
 def _cuda_driver(devices: tuple[Accelerator, ...]) -> Version | None:
-    for a in devices:
-        if a.cuda_driver_version:
-            try:
-                return Version(a.cuda_driver_version)
-            except ValueError:
-                return None
-    return None
+    return _first(devices, "cuda_driver_version", Version)
 
 
 def _rocm_host(devices: tuple[Accelerator, ...]) -> Version | None:
-    for a in devices:
-        if a.rocm_version:
-            try:
-                return Version(a.rocm_version)
-            except ValueError:
-                return None
-    return None
+    return _first(devices, "rocm_version", Version)
 
 
 def _describe(a: Accelerator) -> str:
