@@ -84,3 +84,27 @@ def test_fixture_library_is_large_enough() -> None:
 def test_machine(name: str, tmp_path: Path) -> None:
     _, spec = load_machine(name)
     check(run_machine(name, tmp_path), spec)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_machine_through_the_command(name: str, tmp_path: Path) -> None:
+    """What a person sees: `wheelfit detect --sysroot` renders every machine, names each GPU, prints its hints."""
+    import subprocess
+    import sys
+
+    from .conftest import hermetic_env
+
+    root, spec = load_machine(name)
+    work = tmp_path / "root"
+    shutil.copytree(root, work, symlinks=True)
+    env = hermetic_env(COLUMNS="200", **spec.get("env", {}))
+    r = subprocess.run(
+        [sys.executable, "-m", "wheelfit", "detect", "--sysroot", str(work)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    for accel in spec.get("accelerators", []):
+        if "name" in accel:
+            assert accel["name"] in r.stdout
+    for hint in spec.get("hints_contain", []):
+        assert hint in " ".join(r.stdout.split()), hint
