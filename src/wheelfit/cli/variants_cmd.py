@@ -1,0 +1,173 @@
+"""``wheelfit variants``: rank a release's variants for this machine, show a variants file.
+
+The only I/O of the variant feature sits here: reading the file or URL, probing the
+machine. Parsing and ranking are pure (``wheelfit.variants``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import WheelfitError
+from .app import SysrootOpt, TimeoutOpt, app
+
+__all__ = ["read_source", "variants_app"]
+
+variants_app = typer.Typer(
+    help="Wheel variants: which of a release's variant wheels run here, best first.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(variants_app, name="variants")
+
+#: Variant metadata is small (PyTorch's is under 5 kB); anything far larger is not one.
+_MAX_BYTES = 8 * 1024 * 1024
+
+
+def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str]:
+    """The bytes of a local file or an http(s) URL (TLS verified), and a short name for messages."""
+    if source.startswith(("http://", "https://")):
+        import httpx
+
+        try:
+            with httpx.Client(timeout=timeout, follow_redirects=True, verify=True) as client:
+                response = client.get(source)
+        except httpx.HTTPError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise WheelfitError(f"cannot fetch {source}: {reason}; check the URL and the network") from None
+        if response.status_code != 200:
+            raise WheelfitError(f"cannot fetch {source}: HTTP {response.status_code}; check the URL")
+        body = response.content
+        name = source.rstrip("/").rsplit("/", 1)[-1].split("#")[0] or source
+    else:
+        path = Path(source)
+        try:
+            with path.open("rb") as fh:
+                body = fh.read(_MAX_BYTES + 1)
+        except FileNotFoundError:
+            raise WheelfitError(f"{source}: no such file; give a *-variants.json path or an http(s) URL") from None
+        except OSError as exc:
+            raise WheelfitError(f"{source}: cannot read it ({exc.strerror or exc})") from None
+        name = path.name
+    if len(body) > _MAX_BYTES:
+        raise WheelfitError(f"{source}: larger than {_MAX_BYTES // 1024 // 1024} MiB, not variant metadata")
+    return body, name
+
+
+@variants_app.command("rank")
+def rank(
+    source: Annotated[str, typer.Argument(help="A *-variants.json file or http(s) URL.", metavar="FILE_OR_URL")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ranking as JSON.")] = False,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            envvar="WHEELFIT_TARGET",
+            help="Rank for another machine: a saved `wheelfit detect --json` file, or key=value,... "
+            "(cuda=8.6, driver=580.95.05, rocm=gfx942, xpu=bmg, os=linux|windows|macos, ...).",
+            metavar="FILE|SPEC",
+        ),
+    ] = None,
+    sysroot: SysrootOpt = None,
+    probe_timeout: TimeoutOpt = 15.0,
+    enable_optional: Annotated[
+        list[str] | None,
+        typer.Option("--enable-optional", help="Query this optional provider namespace too.", metavar="NAMESPACE"),
+    ] = None,
+) -> None:
+    """Rank a release's variants for this machine (or --target): compatible labels best first,
+    and for each other label the property that excluded it."""
+    from wheelfit_probekit import System
+
+    from ..probe import detect as run_detect
+    from ..probe.target import apply_overrides, load_target
+    from ..variants.machine import marker_environment, supported_configs
+    from ..variants.metadata import loads
+    from ..variants.ranking import rank_variants
+
+    body, name = read_source(source)
+    metadata = loads(body, name)
+    if target:
+        report = load_target(target)
+    else:
+        if sysroot is not None and not sysroot.is_dir():
+            raise WheelfitError(f"--sysroot {sysroot} is not a directory")
+        report = run_detect(System.from_sysroot(sysroot, command_timeout=probe_timeout))
+    report, notes = apply_overrides(report, os.environ)
+    ranking = rank_variants(
+        metadata,
+        supported_configs(report, os.environ),
+        environment=marker_environment(report),
+        enable_optional=enable_optional or (),
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(ranking.to_dict(), indent=2) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    for note in notes:
+        con.print(f"[yellow]note:[/] {note}", highlight=False)
+    table = Table(header_style="bold")
+    for col in ("#", "Label", "Verdict"):
+        table.add_column(col, overflow="fold")
+    for i, ranked in enumerate(ranking.compatible, 1):
+        verdict = "runs here (null variant: no accelerator)" if ranked.is_null else "runs here"
+        table.add_row(str(i), ranked.label, verdict)
+    for excl in ranking.incompatible:
+        table.add_row("-", excl.label, excl.reason)
+    runs = f"{len(ranking.compatible)} of {len(metadata.variants)} variants run here"
+    con.print(f"[bold]{name}[/]: {runs}", highlight=False)
+    con.print(table)
+
+
+@variants_app.command("show")
+def show(
+    source: Annotated[
+        str, typer.Argument(help="A *-variants.json or variant.json file, or an http(s) URL.", metavar="FILE")
+    ],
+) -> None:
+    """Print a variants file as a readable table: providers, priorities, and each variant's properties."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..variants.metadata import loads
+
+    body, name = read_source(source)
+    meta = loads(body, name)
+    con = Console()
+    con.print(f"[bold]{name}[/]  schema {'.'.join(map(str, meta.schema_version))} ({meta.schema_url})", highlight=False)
+    con.print("Namespace priority: " + " > ".join(meta.namespace_order), highlight=False)
+    if meta.providers:
+        providers = Table(title="Providers", header_style="bold", title_justify="left")
+        for col in ("Namespace", "Kind", "Requires / values", "Enabled if"):
+            providers.add_column(col, overflow="fold")
+        for ns, p in meta.providers.items():
+            if p.static_properties is not None:
+                kind = "static"
+                what = "; ".join(f"{f} = {', '.join(v)}" for f, v in p.static_properties.items())
+            else:
+                kind = "install-time" + (", optional" if p.optional else "")
+                what = ", ".join(p.requires) or (p.plugin_api or "")
+            providers.add_row(ns, kind, what, p.enable_if or "always")
+        con.print(providers)
+    variants = Table(title="Variants", header_style="bold", title_justify="left")
+    for col in ("Label", "Namespace", "Feature", "Values"):
+        variants.add_column(col, overflow="fold")
+    for label, variant in meta.variants.items():
+        if variant.is_null:
+            variants.add_row(label, "-", "-", "(null variant: no properties)")
+            continue
+        first = True
+        for ns, feats in variant.features.items():
+            for feat, values in feats.items():
+                variants.add_row(label if first else "", ns, feat, ", ".join(values))
+                first = False
+    con.print(variants)

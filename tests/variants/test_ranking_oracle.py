@@ -1,0 +1,129 @@
+"""The heart: on PyTorch's published metadata, wheelfit's order equals variantlib's for the same hardware.
+
+A grid of machines (NVIDIA driver x compute capability, AMD gfx x ROCm, Intel device
+IPs, none, and mixes) is described as the reference providers would report it; the
+same configs go to variantlib 0.2.2's sort/filter API and to wheelfit's ranking.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from wheelfit.variants.metadata import parse_variants_json
+from wheelfit.variants.ranking import rank_variants
+
+from .oracle import TORCH_FILES, Configs, amd, intel, nvidia, raw, variantlib_order
+
+LINUX = {"platform_system": "Linux", "platform_machine": "x86_64", "sys_platform": "linux", "os_name": "posix"}
+WINDOWS = {"platform_system": "Windows", "platform_machine": "AMD64", "sys_platform": "win32", "os_name": "nt"}
+DARWIN = {"platform_system": "Darwin", "platform_machine": "arm64", "sys_platform": "darwin", "os_name": "posix"}
+
+DRIVERS = [(11, 8), (12, 0), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0), (13, 1), (15, 20)]
+CCS = [(3, 7), (5, 0), (6, 1), (7, 0), (7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0)]
+AMDS = [
+    (["gfx942"], "7.1"),
+    (["gfx942"], "6.4"),
+    (["gfx90a", "gfx942"], "7.0"),
+    (["gfx950"], "7.1"),
+    (["gfx1151"], "7.0"),
+    (["gfx1100"], "6.3"),
+    (["gfx803"], "7.1"),
+    (["gfx1201", "gfx1100"], "7.2"),
+]
+INTELS = [["20.1.0"], ["12.55.8"], ["30.0.4"], ["20.4.4", "20.1.0"], ["12.10.0"]]
+
+
+def _grid() -> list[tuple[str, Configs]]:
+    cases: list[tuple[str, Configs]] = [("no accelerator", {})]
+    cases += [(f"nvidia umd={d} cc={c}", {"nvidia": nvidia(d, c)}) for d, c in itertools.product(DRIVERS, CCS)]
+    cases += [(f"amd {g} rocm {r}", {"amd": amd(g, r)}) for g, r in AMDS]
+    cases += [(f"intel {ips}", {"intel": intel(ips)}) for ips in INTELS]
+    # Mixed machines: every namespace pair, a few representatives each.
+    for d, c in [((13, 0), (9, 0)), ((12, 4), (8, 6)), ((12, 9), (12, 0))]:
+        for g, r in AMDS[:3]:
+            cases.append((f"nvidia {d}/{c} + amd {g}/{r}", {"nvidia": nvidia(d, c), "amd": amd(g, r)}))
+        for ips in INTELS[:2]:
+            cases.append((f"nvidia {d}/{c} + intel {ips}", {"nvidia": nvidia(d, c), "intel": intel(ips)}))
+    cases.append(
+        ("all three", {"nvidia": nvidia((13, 0), (8, 9)), "amd": amd(["gfx942"], "7.1"), "intel": intel(["20.1.0"])})
+    )
+    # A provider that ran and found nothing, as the reference does without a GPU.
+    cases.append(("nvidia empty", {"nvidia": []}))
+    return cases
+
+
+GRID = _grid()
+
+
+def _ours(realdata: Path, name: str, configs: Configs, env: dict[str, str]) -> list[str]:
+    meta = parse_variants_json(raw(realdata, name), name)
+    ranking = rank_variants(meta, configs, environment=env)
+    assert {r.label for r in ranking.compatible} | {e.label for e in ranking.incompatible} == set(meta.variants)
+    return ["null" if label == "00000000" else label for label in ranking.labels]
+
+
+@pytest.mark.parametrize("name", TORCH_FILES)
+@pytest.mark.parametrize(("case", "configs"), GRID, ids=[c for c, _ in GRID])
+def test_order_equals_variantlib_on_linux(realdata: Path, name: str, case: str, configs: Configs) -> None:
+    expected = variantlib_order(raw(realdata, name), configs)
+    assert _ours(realdata, name, configs, LINUX) == expected, case
+
+
+WINDOWS_GRID = [case for case in GRID if "amd" in case[1] or case[0] in ("all three", "no accelerator")]
+
+
+@pytest.mark.parametrize("name", TORCH_FILES)
+@pytest.mark.parametrize(("case", "configs"), WINDOWS_GRID, ids=[c for c, _ in WINDOWS_GRID])
+def test_enable_if_disables_amd_on_windows(realdata: Path, name: str, case: str, configs: Configs) -> None:
+    """``amd`` is enabled only on Linux: on Windows its namespace counts as unsupported whatever the GPU."""
+    expected = variantlib_order(raw(realdata, name), configs, disabled=frozenset({"amd"}))
+    assert _ours(realdata, name, configs, WINDOWS) == expected, case
+    assert not any(label.startswith("rocm") for label in expected)
+
+
+@pytest.mark.parametrize("name", TORCH_FILES)
+def test_macos_gets_only_the_null_variant(realdata: Path, name: str) -> None:
+    configs = {"nvidia": nvidia((13, 0), (9, 0)), "amd": amd(["gfx942"], "7.1"), "intel": intel(["20.1.0"])}
+    assert _ours(realdata, name, configs, DARWIN) == ["null"]
+
+
+def test_grid_exercises_every_kind_of_outcome(realdata: Path) -> None:
+    """The grid is only worth something if the oracle's answers differ: GPU labels first, ties, null alone."""
+    data = raw(realdata, "torch-2.9.0-variants.json")
+    answers = {tuple(variantlib_order(data, configs)) for _, configs in GRID}
+    assert ("null",) in answers
+    assert ("cuda13.0", "cuda12.8", "cuda12.6", "null") in answers
+    assert ("cuda12.8", "cuda12.6", "null") in answers  # the priority namespace breaks the 12.0 tie
+    assert any(a[0].startswith("rocm") for a in answers)
+    assert any(a[0] == "xpu" for a in answers)
+    assert len(answers) >= 8
+
+
+@pytest.mark.parametrize(
+    ("name", "configs", "expected"),
+    [
+        # The worked results the reference recorded by running variantlib with the real plugins (§3.6).
+        ("torch-2.9.0-variants.json", {"nvidia": nvidia((12, 8), (9, 0))}, ["cuda12.8", "cuda12.6", "null"]),
+        (
+            "torch-2.9.0-variants.json",
+            {"nvidia": nvidia((13, 0), (9, 0))},
+            ["cuda13.0", "cuda12.8", "cuda12.6", "null"],
+        ),
+        ("torch-2.9.0-variants.json", {"nvidia": nvidia((12, 4), (8, 6))}, ["cuda12.8", "cuda12.6", "null"]),
+        ("torch-2.9.0-variants.json", {"nvidia": nvidia((13, 1), (12, 0))}, ["cuda13.0", "cuda12.8", "null"]),
+        ("torch-2.9.0-variants.json", {"nvidia": nvidia((12, 9), (10, 0))}, ["cuda12.8", "null"]),
+        ("torch-2.9.0-variants.json", {"nvidia": nvidia((11, 8), (8, 0))}, ["null"]),
+        ("torch-2.10.0-variants.json", {"amd": amd(["gfx942"], "7.1")}, ["rocm7.1", "null"]),
+        ("torch-2.10.0-variants.json", {"intel": intel(["20.1.0"])}, ["xpu", "null"]),
+        (
+            "torch-2.10.0-variants.json",
+            {"nvidia": nvidia((13, 0), (9, 0)), "amd": amd(["gfx942"], "7.1")},
+            ["cuda13.0", "cuda12.8", "cuda12.6", "rocm7.1", "null"],
+        ),
+    ],
+)
+def test_reference_worked_results(realdata: Path, name: str, configs: Configs, expected: list[str]) -> None:
+    assert _ours(realdata, name, configs, LINUX) == expected
