@@ -97,6 +97,7 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
                 integrated=False,
                 compute_capability=cc,
                 driver_version=driver,
+                cuda_driver_version=_cuda_for(driver, os_name == "windows"),
                 extra={"index": i},
             )
         )
@@ -118,6 +119,15 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
         x86_64_level=("v" + level.lower().removeprefix("x86-64-v").removeprefix("v")) if level else None,
     )
     return HardwareReport(plat, cpu, tuple(accels), sysroot=None)
+
+
+def _cuda_for(driver: str | None, windows: bool) -> str | None:
+    """The highest CUDA a driver runs (580.95.05 -> 13.0), as NVML would report it on that machine."""
+    if not driver:
+        return None
+    from wheelfit_nvidia.versions import max_cuda_for_driver
+
+    return max_cuda_for_driver(driver, windows)
 
 
 def _plus_list(value: str | None) -> list[str]:
@@ -197,6 +207,8 @@ def apply_overrides(report: HardwareReport, environ: Mapping[str, str]) -> tuple
     if driver:
         note("UV_CUDA_DRIVER_VERSION")
         updates["driver_version"] = driver
+        windows = report.platform.system == "Windows" or report.platform.wsl
+        updates["cuda_driver_version"] = _cuda_for(driver, windows)
     if cuda:
         note("NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION")
         updates["cuda_driver_version"] = cuda

@@ -64,26 +64,13 @@ def supported_configs(
 ) -> dict[str, list[FeatureConfig]]:
     """namespace -> supported features for ``report`` (plugins default to the installed providers)."""
     plugins = load_plugins() if plugins is None else plugins
-    accelerators = [_with_cuda_driver(a.to_dict(), report) for a in report.accelerators]
+    accelerators = [a.to_dict() for a in report.accelerators]
     cpu = {f.name: getattr(report.cpu, f.name) for f in fields(report.cpu)}
     out: dict[str, list[FeatureConfig]] = {}
     for ns, (module, func) in plugins.items():
         raw = func(accelerators, cpu, environ)
         out[ns] = _checked(raw, f"{module} namespace {ns!r}")
     return out
-
-
-def _with_cuda_driver(accel: dict[str, Any], report: HardwareReport) -> dict[str, Any]:
-    """A ``--target driver=580.95.05`` names the kernel driver only; the providers read the CUDA
-    driver version (NVML's UMD version), which is the highest CUDA that driver runs (580 -> 13.0)."""
-    if accel.get("vendor") != "nvidia" or accel.get("cuda_driver_version") or not accel.get("driver_version"):
-        return accel
-    try:
-        from wheelfit_nvidia.versions import max_cuda_for_driver
-    except ModuleNotFoundError:
-        return accel
-    windows = report.platform.system == "Windows" or report.platform.wsl
-    return {**accel, "cuda_driver_version": max_cuda_for_driver(str(accel["driver_version"]), windows)}
 
 
 def _checked(raw: object, where: str) -> list[FeatureConfig]:
