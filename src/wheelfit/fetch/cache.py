@@ -1,0 +1,184 @@
+"""The download cache: where it lives, how entries are laid out, atomic writes and the cross-process lock.
+
+Layout under the root (platform cache dir, or ``WHEELFIT_CACHE_DIR``)::
+
+    wheels/<ab>/<sha256(url)>/<filename>      verified files, shared by every environment
+    wheels/<ab>/<sha256(url)>/info.json       url, size, sha256 recorded when the file was verified
+    wheels/<ab>/<sha256(url)>/.lock           flock held while the entry is checked or written
+    pages/<ab>/<sha256(url)>.json             index pages and PEP 658 metadata with their validators
+
+A file appears under its final name only through ``os.replace`` from a
+temporary file in the same directory, so a reader never sees half a wheel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import CacheLockError
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+else:
+    import fcntl
+
+__all__ = ["CACHE_ENV", "Cache", "CachedPage", "atomic_write", "default_cache_dir", "file_lock"]
+
+CACHE_ENV = "WHEELFIT_CACHE_DIR"
+
+
+def default_cache_dir(env: Mapping[str, str], platform: str, home: Path) -> Path:
+    """``WHEELFIT_CACHE_DIR``, else the platform's user cache dir (XDG, ``~/Library/Caches``, ``%LOCALAPPDATA%``)."""
+    if env.get(CACHE_ENV):
+        return Path(env[CACHE_ENV]).expanduser()
+    if platform == "win32":
+        base = env.get("LOCALAPPDATA") or str(home / "AppData" / "Local")
+        return Path(base) / "wheelfit" / "Cache"
+    if platform == "darwin":
+        return home / "Library" / "Caches" / "wheelfit"
+    xdg = env.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".cache") / "wheelfit"
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old content or the new, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, *, timeout: float, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if needed); works between threads and processes.
+
+    Each call opens the file anew, so two threads of one process contend like two processes do.
+    ``on_wait`` is called once if the lock is busy, so the caller can tell the user why it pauses.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+b") as handle:
+        deadline = time.monotonic() + timeout
+        waited = False
+        while not _try_lock(handle.fileno()):
+            if not waited and on_wait is not None:
+                on_wait()
+            waited = True
+            if time.monotonic() >= deadline:
+                raise CacheLockError(
+                    f"{path}: another wheelfit run has held this cache lock for {timeout:.0f} s; "
+                    "wait for it to finish or remove the lock file if no wheelfit is running"
+                )
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            _unlock(handle.fileno())
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        if sys.platform == "win32":  # pragma: no cover
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _unlock(fd: int) -> None:
+    if sys.platform == "win32":  # pragma: no cover
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _key(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    url: str
+    body: bytes
+    content_type: str
+    etag: str | None = None
+    last_modified: str | None = None
+    #: Where the body came from after redirects: the base for relative links (``url`` is the cache key).
+    final_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Cache:
+    root: Path
+    #: Seconds to wait for another run's lock on the same entry before giving up.
+    lock_timeout: float = 600.0
+
+    # -- wheels --------------------------------------------------------------------------------
+
+    def entry_dir(self, url: str) -> Path:
+        key = _key(url)
+        return self.root / "wheels" / key[:2] / key
+
+    def lock(self, url: str, on_wait: Callable[[], None] | None = None) -> contextlib.AbstractContextManager[None]:
+        return file_lock(self.entry_dir(url) / ".lock", timeout=self.lock_timeout, on_wait=on_wait)
+
+    def record(self, url: str, path: Path, digests: Mapping[str, str]) -> None:
+        info = {"url": url, "filename": path.name, "size": path.stat().st_size, "hashes": dict(digests)}
+        atomic_write(self.entry_dir(url) / "info.json", json.dumps(info, indent=1).encode())
+
+    def recorded(self, url: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self.entry_dir(url) / "info.json").read_bytes())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    def _page_path(self, url: str) -> Path:
+        key = _key(url)
+        return self.root / "pages" / key[:2] / f"{key}.json"
+
+    def load_page(self, url: str) -> CachedPage | None:
+        """The cached copy of ``url``, or ``None`` if absent or unreadable (then it is simply refetched)."""
+        try:
+            data = json.loads(self._page_path(url).read_bytes())
+            return CachedPage(
+                url=data["url"],
+                body=data["body"].encode("utf-8", "surrogateescape"),
+                content_type=data["content_type"],
+                etag=data.get("etag"),
+                last_modified=data.get("last_modified"),
+                final_url=data.get("final_url"),
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def store_page(self, page: CachedPage) -> None:
+        data = {
+            "url": page.url,
+            "content_type": page.content_type,
+            "etag": page.etag,
+            "last_modified": page.last_modified,
+            "final_url": page.final_url,
+            "body": page.body.decode("utf-8", "surrogateescape"),
+        }
+        atomic_write(self._page_path(page.url), json.dumps(data).encode("utf-8", "surrogateescape"))

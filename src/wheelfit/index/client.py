@@ -1,0 +1,116 @@
+"""Reading project pages and PEP 658 metadata from an index, with a validator-based cache and offline mode.
+
+Content negotiation asks for PEP 691 JSON first and accepts PEP 503 HTML
+(download.pytorch.org only serves HTML). Every page is kept in the cache with
+its ``ETag``/``Last-Modified`` and revalidated with a conditional request, so
+an unchanged page costs a 304; ``offline`` reads the cache only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from urllib.parse import urlsplit
+
+import httpx
+from packaging.utils import canonicalize_name
+
+from ..fetch.cache import Cache, CachedPage
+from ..fetch.errors import NetworkError
+from ..fetch.hashes import first_mismatch
+from ..fetch.http import RetryPolicy, get, status_error
+from .errors import IndexPageError, OfflineError, ProjectNotFoundError
+from .links import FileLink, ProjectPage, parse_page
+
+__all__ = ["ACCEPT", "IndexClient", "project_url"]
+
+#: PEP 691's recommended header, HTML last so a server that knows both sends JSON.
+ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+
+
+def project_url(index_url: str, project: str) -> str:
+    """PEP 503: clients request the normalized name, with a trailing slash."""
+    return f"{index_url.rstrip('/')}/{canonicalize_name(project)}/"
+
+
+class IndexClient:
+    def __init__(
+        self,
+        client: httpx.Client,
+        cache: Cache | None = None,
+        *,
+        offline: bool = False,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        if offline and cache is None:
+            raise ValueError("offline mode needs a cache")
+        self._client = client
+        self._cache = cache
+        self._offline = offline
+        self._retry = retry or RetryPolicy()
+
+    def project_page(self, index_url: str, project: str) -> ProjectPage:
+        url = project_url(index_url, project)
+        cached, fresh = self._fetch(url, ACCEPT, what=f"{canonicalize_name(project)} on {index_url}")
+        page = parse_page(cached.body, cached.content_type, cached.final_url or url)
+        if fresh:
+            self._store(cached)  # only after it parsed: a malformed page is never cached
+        return page
+
+    def core_metadata(self, link: FileLink) -> bytes:
+        """The PEP 658 METADATA file for ``link``, checked against the page's core-metadata hash."""
+        if link.core_metadata is False:
+            raise IndexPageError(f"{link.filename}: the index advertises no PEP 658 metadata file")
+        cached, fresh = self._fetch(link.metadata_url, "*/*", what=f"metadata of {link.filename}")
+        if isinstance(link.core_metadata, bool):
+            if fresh:
+                self._store(cached)
+            return cached.body
+        got = {name: hashlib.new(name, cached.body).hexdigest() for name in link.core_metadata}
+        mismatch = first_mismatch(link.core_metadata, got)
+        if mismatch is not None:
+            name, expected, actual = mismatch
+            raise IndexPageError(
+                f"{link.filename}.metadata: {name} mismatch: expected {expected}, got {actual}; "
+                "the index is inconsistent"
+            )
+        if fresh:
+            self._store(cached)
+        return cached.body
+
+    def _store(self, page: CachedPage) -> None:
+        if self._cache is not None and urlsplit(page.url).scheme in ("http", "https"):
+            self._cache.store_page(page)
+
+    def _fetch(self, url: str, accept: str, *, what: str) -> tuple[CachedPage, bool]:
+        """The page body and whether it came from the network just now (and so still needs storing)."""
+        cached = self._cache.load_page(url) if self._cache is not None else None
+        if self._offline:
+            if cached is None:
+                raise OfflineError(f"offline: no cached copy of {what} ({url}); run once without --offline first")
+            return cached, False
+        headers = {"Accept": accept}
+        if cached is not None and cached.etag:
+            headers["If-None-Match"] = cached.etag
+        if cached is not None and cached.last_modified:
+            headers["If-Modified-Since"] = cached.last_modified
+        try:
+            response = get(self._client, url, headers, self._retry)
+        except NetworkError as exc:
+            raise NetworkError(f"{exc}; or use --offline to read the cache") from exc
+        if response.status_code == 304 and cached is not None:
+            return cached, False
+        if response.status_code == 404:
+            raise ProjectNotFoundError(f"{what}: not found ({url} answered 404); check the name and the index URL")
+        if response.status_code == 406:
+            raise IndexPageError(f"{url}: the index serves neither PEP 691 JSON nor PEP 503 HTML (406)")
+        if response.status_code != 200:
+            raise status_error(url, response)
+        fresh = CachedPage(
+            url=url,
+            body=response.content,
+            content_type=response.headers.get("content-type", ""),
+            etag=response.headers.get("etag"),
+            last_modified=response.headers.get("last-modified"),
+            final_url=str(response.url) if str(response.url) != url else None,
+        )
+        return fresh, True
