@@ -15,6 +15,17 @@ class PackagePin:
     version: str
     #: What an installer is asked for, e.g. ``torch==2.14.1+cu126``.
     requirement: str
+    #: Variant mode: the one wheel chosen (its name carries the variant label), and where it is.
+    filename: str | None = None
+    url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "version": self.version, "requirement": self.requirement}
+        if self.filename is not None:
+            out["filename"] = self.filename
+        if self.url is not None:
+            out["url"] = self.url
+        return out
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,8 @@ class Plan:
     mode: str = "index"
     platform: str = ""
     python: str = ""
+    #: Variant mode: the chosen wheel's Requires-Dist whose markers (variant markers included) hold here.
+    dependencies: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,9 +62,10 @@ class Plan:
             "mode": self.mode,
             "platform": self.platform,
             "python": self.python,
-            "packages": [{"name": p.name, "version": p.version, "requirement": p.requirement} for p in self.packages],
+            "packages": [p.to_dict() for p in self.packages],
             "reasons": list(self.reasons),
             "rejected": [{"variant": r.variant, "version": r.version, "reason": r.reason} for r in self.rejected],
             "warnings": list(self.warnings),
             "env": dict(self.env),
+            **({"dependencies": list(self.dependencies)} if self.mode == "variant" else {}),
         }
