@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import __version__
 from ..errors import WheelfitError
+
+if TYPE_CHECKING:
+    from ..report import HardwareReport
+    from ..resolve import Request
+    from ..resolve.plan import Plan
 
 __all__ = ["app", "run"]
 
@@ -102,6 +107,16 @@ def plan(
         str,
         typer.Option("--pytorch-index", envvar="WHEELFIT_PYTORCH_INDEX", help="Base URL of the PyTorch indexes."),
     ] = "https://download.pytorch.org/whl",
+    variant_index: Annotated[
+        str | None,
+        typer.Option(
+            "--variant-index",
+            envvar="WHEELFIT_VARIANT_INDEX",
+            help="A wheel-variant index (e.g. https://download.pytorch.org/whl/variant): plan from its "
+            "torch-X-variants.json if it serves one, else from the per-variant indexes.",
+            metavar="URL",
+        ),
+    ] = None,
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
     import os
@@ -120,10 +135,13 @@ def plan(
             raise WheelfitError(f"--sysroot {sysroot} is not a directory")
         report = run_detect(System.from_sysroot(sysroot, command_timeout=probe_timeout))
     report, notes = apply_overrides(report, os.environ)
-    request = Request.parse(
-        requirements or ["torch"], allow_cpu=allow_cpu, index_base=pytorch_index
-    )
-    result = resolve(report, load_knowledge(kb_file), request)
+    request = Request.parse(requirements or ["torch"], allow_cpu=allow_cpu, index_base=pytorch_index)
+    result = None
+    if variant_index:
+        result, fallback = _variant_mode(report, request, variant_index, offline)
+        notes = [*notes, *fallback]
+    if result is None:
+        result = resolve(report, load_knowledge(kb_file), request)
     if notes:
         from dataclasses import replace
 
@@ -136,6 +154,47 @@ def plan(
     from .render import render_plan
 
     render_plan(result)
+    if result.mode == "variant":
+        sys.stdout.write(f"Variant mode: {result.packages[0].filename}\n")
+        for dep in result.dependencies:
+            sys.stdout.write(f"  requires {dep}\n")
+
+
+def _variant_mode(report: HardwareReport, request: Request, url: str, offline: bool) -> tuple[Plan | None, list[str]]:
+    """The variant-mode plan, or ``None`` and why the per-variant indexes are used instead."""
+    import os
+    from urllib.parse import urlsplit
+
+    from packaging.utils import canonicalize_name
+
+    from ..fetch import Cache, Downloader, default_cache_dir, make_client
+    from ..index.client import IndexClient
+    from ..variants.index_mode import plan_from_variant_index
+
+    if offline:
+        return None, [f"--offline: {url} not read; planned from the per-variant indexes"]
+    if request.companions:
+        names = ", ".join(canonicalize_name(r.name) for r in request.companions)
+        return None, [f"variant mode plans torch alone ({names} asked for): planned from the per-variant indexes"]
+    if urlsplit(url.strip()).scheme not in ("http", "https"):
+        raise WheelfitError(
+            f"--variant-index {url!r} is not an http(s) URL; give e.g. https://download.pytorch.org/whl/variant"
+        )
+    url = url.strip().rstrip("/")
+    cache = Cache(default_cache_dir(os.environ, sys.platform, Path.home()))
+    with make_client() as client:
+        plan = plan_from_variant_index(
+            report,
+            os.environ,
+            index=IndexClient(client, cache),
+            client=client,
+            index_url=url,
+            specifier=request.torch.specifier,
+            downloader=Downloader(client, cache),
+        )
+    if plan is None:
+        return None, [f"no variants metadata at {url}: planned from the per-variant indexes"]
+    return plan, []
 
 
 def run(args: list[str]) -> int:

@@ -1,0 +1,178 @@
+"""Benchmark `wheelfit install` against `uv pip install` and `pip install`, cold and warm cache, in one run.
+
+Every tool installs the same wheels from the same loopback index into a fresh virtual environment: torch (the
+CPU build) from a PyTorch-style variant index, its dependencies from a separate default index. Runs are
+interleaved (round by round) so machine load affects every tool alike. Two scenarios:
+
+- small: a tiny torch-like wheel, torchvision and one dependency (the tools' own overhead);
+- large: the real PyTorch CPU wheel from /opt/wheels (190 MB) with its real dependencies, fetched once from
+  PyPI into ~/.cache/wheelfit-bench with pip; skipped, and said so, when the wheel is not on this machine.
+
+`wheelfit install` runs with --no-verify (verification imports torch: timed separately as `wheelfit verify`).
+Targets (issue 5): within 1.15x of uv cold and 1.25x warm, at least 2x faster than pip.
+
+    .venv/bin/python bench/install.py [--rounds 3] [--only small|large] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.install.loopback import serve  # noqa: E402 - the repository root must be on sys.path first
+from tests.support.wheels import make_torch_like, make_wheel  # noqa: E402
+
+BIG_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
+BIG_DEPS = ["filelock", "typing-extensions>=4.10.0", "setuptools>=77.0.3", "sympy>=1.13.3", "networkx>=2.5.1",
+            "jinja2", "fsspec>=0.8.5"]  # fmt: skip
+DEPS_CACHE = Path.home() / ".cache" / "wheelfit-bench" / "deps"
+TOOLS = ("wheelfit", "uv", "pip")
+
+
+def _hermetic(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "WHEELFIT_", "VIRTUAL_ENV"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, UV_NO_CONFIG="1", PIP_DISABLE_PIP_VERSION_CHECK="1", **extra)
+    return env
+
+
+def _put(root: Path, index: str, wheel: Path) -> None:
+    project = wheel.name.split("-")[0].replace("_", "-").lower()
+    dest = root / index / project / wheel.name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if not dest.exists():
+        os.link(wheel, dest) if wheel.stat().st_dev == dest.parent.stat().st_dev else shutil.copy2(wheel, dest)
+
+
+def _small(root: Path) -> tuple[str, str]:
+    tmp = root / ".build"
+    _put(root, "pytorch/cpu", make_torch_like(tmp, "2.15.0", "cpu", requires=["smallnum>=1.0"]))
+    _put(root, "pytorch/cpu", make_wheel(tmp, "torchvision", "0.29.2+cpu", requires=["torch==2.15.0"]))
+    _put(root, "default/simple", make_wheel(tmp, "smallnum", "1.0"))
+    return "torch==2.15.0", "torch==2.15.0+cpu"
+
+
+def _large(root: Path) -> tuple[str, str] | None:
+    if not BIG_WHEEL.is_file():
+        return None
+    if not any(DEPS_CACHE.glob("*.whl")):
+        DEPS_CACHE.mkdir(parents=True, exist_ok=True)
+        print(f"fetching torch's dependencies from PyPI once into {DEPS_CACHE} ...", file=sys.stderr)
+        cmd = [sys.executable, "-m", "pip", "download", "--only-binary", ":all:", "-d", str(DEPS_CACHE), *BIG_DEPS]
+        subprocess.run(cmd, check=True, env=_hermetic(), stdout=subprocess.DEVNULL)
+    _put(root, "pytorch/cpu", BIG_WHEEL)
+    for wheel in DEPS_CACHE.glob("*.whl"):
+        _put(root, "default/simple", wheel)
+    return "torch==2.13.0", "torch==2.13.0+cpu"
+
+
+def _command(tool: str, url: str, python: Path, plan_req: str, exact: str) -> list[str]:
+    default, variant = f"{url}/default/simple", f"{url}/pytorch/cpu"
+    if tool == "wheelfit":
+        return [str(ROOT / ".venv" / "bin" / "wheelfit"), "install", plan_req, "--target", "os=linux",
+                "--python", str(python), "--pytorch-index", f"{url}/pytorch", "--index-url", default,
+                "--no-verify"]  # fmt: skip
+    if tool == "uv":
+        from uv import find_uv_bin
+
+        return [str(find_uv_bin()), "pip", "install", "--python", str(python), "--index-url", default,
+                "--extra-index-url", variant, exact]  # fmt: skip
+    return [sys.executable, "-m", "pip", "--python", str(python), "install", "--index-url", default,
+            "--extra-index-url", variant, exact]  # fmt: skip
+
+
+@contextmanager
+def _venv(parent: Path) -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(dir=parent))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path / "v")], check=True)
+    try:
+        yield path / "v" / "bin" / "python"
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _run(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(argv)}\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def _scenario(name: str, root: Path, url: str, reqs: tuple[str, str], rounds: int, work: Path) -> dict[str, object]:
+    times: dict[str, list[float]] = {f"{t} {c}": [] for t in TOOLS for c in ("cold", "warm")}
+    times["wheelfit verify"] = []
+    for _ in range(rounds):
+        for tool in TOOLS:
+            caches = Path(tempfile.mkdtemp(dir=work))
+            env = _hermetic(UV_CACHE_DIR=str(caches / "uv"), WHEELFIT_CACHE_DIR=str(caches / "wf"),
+                            PIP_CACHE_DIR=str(caches / "pip"))  # fmt: skip
+            for state in ("cold", "warm"):
+                with _venv(work) as python:
+                    times[f"{tool} {state}"].append(_run(_command(tool, url, python, *reqs), env))
+                    if tool == "wheelfit" and state == "warm":
+                        verify = [str(ROOT / ".venv" / "bin" / "wheelfit"), "verify", "--python", str(python),
+                                  "--target", "os=linux", "--pytorch-index", f"{url}/pytorch"]  # fmt: skip
+                        times["wheelfit verify"].append(_run(verify, env))
+            shutil.rmtree(caches, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ratios = {
+        "wheelfit/uv cold": med["wheelfit cold"] / med["uv cold"],
+        "wheelfit/uv warm": med["wheelfit warm"] / med["uv warm"],
+        "pip/wheelfit cold": med["pip cold"] / med["wheelfit cold"],
+        "pip/wheelfit warm": med["pip warm"] / med["wheelfit warm"],
+    }
+    return {"scenario": name, "rounds": rounds, "median_s": med, "min_s": {k: min(v) for k, v in times.items()},
+            "ratios": ratios}  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", choices=("small", "large"))
+    ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = ap.parse_args()
+    results: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="wheelfit-bench-") as tmp:
+        root, work = Path(tmp) / "index", Path(tmp) / "work"
+        work.mkdir()
+        scenarios = {"small": _small(root) if args.only != "large" else None}
+        if args.only != "small":
+            large = _large(root)
+            if large is None:
+                print(f"SKIPPED the large scenario: {BIG_WHEEL} is not on this machine", file=sys.stderr)
+            scenarios["large"] = large
+        with serve(root) as url:
+            for name, reqs in scenarios.items():
+                if reqs is not None:
+                    results.append(_scenario(name, root, url, reqs, args.rounds, work))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    for r in results:
+        print(f"\n## {r['scenario']} ({r['rounds']} rounds, median s)")
+        med, low, ratios = r["median_s"], r["min_s"], r["ratios"]
+        if not (isinstance(med, dict) and isinstance(low, dict) and isinstance(ratios, dict)):
+            raise TypeError("malformed result")
+        for key in med:
+            print(f"  {key:18} {med[key]:7.2f}   (min {low[key]:.2f})")
+        for key, value in ratios.items():
+            print(f"  {key:18} {value:5.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

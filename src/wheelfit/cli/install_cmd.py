@@ -1,0 +1,319 @@
+"""``wheelfit install`` and ``wheelfit verify``: registered on the app when this module is imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ..errors import WheelfitError
+from .app import SysrootOpt, TimeoutOpt, app
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from rich.console import Console
+    from rich.progress import Progress as Bars
+    from rich.progress import TaskID
+
+    from ..fetch import Progress
+    from ..install.backend import Installer
+    from ..install.run import InstallResult
+    from ..install.source import IndexSource
+    from ..install.target_env import TargetEnv
+    from ..install.verify import Verification
+    from ..report import HardwareReport
+    from ..resolve.plan import Plan
+
+__all__ = ["install", "verify"]
+
+PythonOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        help="The environment to use: its Python interpreter (default: $VIRTUAL_ENV's, else wheelfit's own).",
+        metavar="PATH",
+    ),
+]
+TargetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        envvar="WHEELFIT_TARGET",
+        help="Plan for another machine: a saved `wheelfit detect --json` file or key=value,... (see `plan --help`).",
+        metavar="FILE|SPEC",
+    ),
+]
+PytorchIndexOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pytorch-index",
+        help="Base URL of the PyTorch indexes (or WHEELFIT_PYTORCH_INDEX; default https://download.pytorch.org/whl).",
+    ),
+]
+KbOpt = Annotated[Path | None, typer.Option("--kb", help="Use this knowledge-base file instead of the built-in one.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _python(python: str | None) -> str:
+    if python:
+        return python
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        for rel in ("bin/python", "Scripts/python.exe"):
+            if (Path(venv) / rel).exists():
+                return str(Path(venv) / rel)
+    return sys.executable
+
+
+def _report(target: str | None, sysroot: Path | None, probe_timeout: float, python: str) -> HardwareReport:
+    """The machine to plan for; its Python is the target environment's unless --target names one."""
+    from dataclasses import replace
+
+    from wheelfit_probekit import System
+
+    from ..probe import detect
+    from ..probe.target import apply_overrides, load_target
+
+    if target:
+        report = load_target(target, host_python=python)
+    else:
+        if sysroot is not None and not sysroot.is_dir():
+            raise WheelfitError(f"--sysroot {sysroot} is not a directory")
+        report = detect(System.from_sysroot(sysroot, command_timeout=probe_timeout))
+        report = replace(report, platform=replace(report.platform, python=python))
+    report, _notes = apply_overrides(report, os.environ)
+    return report
+
+
+def _plan(specs: list[str], report: HardwareReport, kb_file: Path | None, allow_cpu: bool, index: str) -> Plan:
+    from ..kb.matrix import load_knowledge
+    from ..resolve import Request, resolve
+
+    return resolve(report, load_knowledge(kb_file), Request.parse(specs, allow_cpu=allow_cpu, index_base=index))
+
+
+@app.command()
+def install(
+    requirements: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help='What to install: "torch", "torchvision", "torch==2.9.*"; other names come from --index-url.'
+        ),
+    ] = None,
+    python: PythonOpt = None,
+    installer: Annotated[str, typer.Option("--installer", help="Backend: uv or pip.", metavar="uv|pip")] = "uv",
+    pytorch_index: PytorchIndexOpt = None,
+    index_url: Annotated[
+        str | None,
+        typer.Option(
+            "--index-url",
+            help="The index for everything that is not torch-family, never consulted for torch-family names "
+            "(or WHEELFIT_INDEX_URL, UV_DEFAULT_INDEX, UV_INDEX_URL, PIP_INDEX_URL; default https://pypi.org/simple).",
+        ),
+    ] = None,
+    target: TargetOpt = None,
+    sysroot: SysrootOpt = None,
+    probe_timeout: TimeoutOpt = 15.0,
+    kb_file: KbOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be downloaded and installed; change nothing.")
+    ] = False,
+    as_json: JsonOpt = False,
+    allow_cpu: Annotated[
+        bool, typer.Option("--allow-cpu", help="Prefer the newest CPU build to an older GPU build.")
+    ] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="Use only what is already in the caches.")] = False,
+    no_verify: Annotated[
+        bool, typer.Option("--no-verify", help="Skip importing torch afterwards (`wheelfit verify` does it later).")
+    ] = False,
+) -> None:
+    """Install the PyTorch build that has kernels for this machine (or --target) into an environment."""
+    from ..install.run import install_plan, split_requirements
+    from ..install.target_env import inspect_env
+    from ..install.verify import probe_torch
+    from ..install.verify import verify as check
+
+    if installer not in ("uv", "pip"):
+        raise WheelfitError(f"--installer {installer}: use uv or pip")
+    from ..index.config import resolve_index_config
+
+    family, other = split_requirements(requirements or ["torch"])
+    config = resolve_index_config(os.environ, pytorch_index=pytorch_index, index_url=index_url, offline=offline)
+    env = inspect_env(_python(python), os.environ)
+    full = env.markers.get("python_full_version", env.python)
+    plan = _plan(
+        family or ["torch"], _report(target, sysroot, probe_timeout, full), kb_file, allow_cpu, config.pytorch_base
+    )
+    backend = _backend(installer, env)
+    with _Downloads(quiet=as_json) as downloads:
+        source = _source(plan.index_url, config.offline, downloads.update)
+        result = install_plan(
+            plan,
+            env,
+            source,
+            backend,
+            index_url=config.default_index,
+            environ=os.environ,
+            extra=other,
+            dry_run=dry_run,
+            offline=config.offline,
+        )
+    verification = None if dry_run or no_verify else check(probe_torch(env.executable, os.environ), plan)
+    if as_json:
+        data = result.to_dict()
+        data["python"] = env.executable
+        if verification is not None:
+            data["verify"] = verification.to_dict()
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        _render_install(result, env, verification)
+    if verification is not None and not verification.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def verify(
+    python: PythonOpt = None,
+    target: TargetOpt = None,
+    sysroot: SysrootOpt = None,
+    probe_timeout: TimeoutOpt = 15.0,
+    kb_file: KbOpt = None,
+    pytorch_index: PytorchIndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import torch in an environment and check it is the build this machine (or --target) should have."""
+    from packaging.version import Version
+
+    from ..index.config import resolve_index_config
+    from ..install.target_env import inspect_env
+    from ..install.verify import probe_torch
+    from ..install.verify import verify as check
+
+    base = resolve_index_config(os.environ, pytorch_index=pytorch_index).pytorch_base
+    py = _python(python)
+    facts = probe_torch(py, os.environ)
+    env = inspect_env(py, os.environ)
+    full = env.markers.get("python_full_version", env.python)
+    public = Version(facts.version).public
+    plan = _plan([f"torch=={public}"], _report(target, sysroot, probe_timeout, full), kb_file, False, base)
+    verification = check(facts, plan)
+    if as_json:
+        data = verification.to_dict()
+        data["plan"] = plan.to_dict()
+        data["python"] = env.executable
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        _render_verify(verification, env.executable)
+    if not verification.ok:
+        raise typer.Exit(1)
+
+
+def _backend(name: str, env: TargetEnv) -> Installer:
+    from packaging.utils import canonicalize_name
+
+    if name == "pip":
+        from ..install.pip import PipInstaller
+
+        return PipInstaller(target_has_pip=any(canonicalize_name(n) == "pip" for n in env.installed))
+    from ..install.uv import UvInstaller, find_uv
+
+    return UvInstaller(uv=find_uv())
+
+
+def _source(index_url: str, offline: bool, progress: Callable[[Progress], None]) -> IndexSource:
+    from ..fetch import Cache, Downloader, default_cache_dir, make_client
+    from ..index.client import IndexClient
+    from ..install.source import IndexSource
+
+    cache = Cache(default_cache_dir(os.environ, sys.platform, Path.home()))
+    client = make_client()
+    return IndexSource(
+        index_url,
+        IndexClient(client, cache, offline=offline),
+        Downloader(client, cache, progress=progress),
+    )
+
+
+class _Downloads:
+    """Progress bars on a terminal's stderr while wheels download; nothing with --json or when redirected."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet or not sys.stderr.isatty()
+        self.tasks: dict[str, TaskID] = {}
+        self.progress: Bars | None = None
+
+    def __enter__(self) -> _Downloads:
+        if not self.quiet:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, TextColumn, TransferSpeedColumn
+            from rich.progress import Progress as Bars
+
+            self.progress = Bars(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self.progress.start()
+        return self
+
+    def update(self, event: Progress) -> None:
+        if self.progress is None or event.state in ("waiting", "retrying"):
+            return
+        if event.filename not in self.tasks:
+            self.tasks[event.filename] = self.progress.add_task(event.filename, total=event.total)
+        self.progress.update(self.tasks[event.filename], completed=event.received, total=event.total)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _render_install(result: InstallResult, env: TargetEnv, verification: Verification | None) -> None:
+    from rich.console import Console
+
+    con = Console()
+    plan = result.plan
+    head = "Would install" if result.dry_run else "Installed"
+    con.print(f"[bold green]{head} torch {plan.torch_version}+{plan.variant}[/] into {env.prefix} ({result.backend})")
+    con.print(f"[bold]From {plan.index_url}[/] (torch-family, checked by sha256)")
+    for w in result.wheels:
+        why = f"  [dim](needed by {w.needed_by})[/]" if w.needed_by else ""
+        con.print(f"  {w.name} {w.version}  {w.file.url}{why}")
+    family = {w.name for w in result.wheels}
+    rest = [i for i in result.installs if i.split("==")[0].split(" @ ")[0].strip() not in family]
+    if rest:
+        con.print(f"[bold]From {result.index_url}[/]")
+        for item in rest:
+            con.print(f"  {item}")
+    if result.removes:
+        con.print("[bold]Replacing[/]  " + ", ".join(result.removes))
+    if plan.reasons:
+        con.print("[bold]Why[/]  " + plan.reasons[0])
+    if result.dry_run:
+        con.print("[dim]--dry-run: nothing was changed.[/]")
+    if verification is not None:
+        _render_verify(verification, env.executable, con)
+
+
+def _render_verify(verification: Verification, python: str, console: Console | None = None) -> None:
+    from rich.console import Console
+
+    con = console or Console()
+    marks = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "[yellow]--[/]"}
+    for c in verification.checks:
+        con.print(f"  {marks[c.ok]}  {c.name:8} {c.detail}")
+    if verification.ok:
+        con.print(f"[bold green]verified[/]: torch in {python} is the planned build")
+    else:
+        con.print(f"[bold red]not the planned build[/]: torch in {python} does not match the plan")

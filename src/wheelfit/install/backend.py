@@ -1,0 +1,64 @@
+"""What wheelfit asks of an installer backend, whichever it is (uv or pip)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["BackendRequest", "BackendResult", "Installer", "constraints_text"]
+
+
+@dataclass(frozen=True)
+class BackendRequest:
+    python: str
+    #: Requirements as given to the installer: ``torch @ file:///...`` for torch-family packages, plain names
+    #: for everything else.
+    requirements: tuple[str, ...]
+    #: The only index for everything that is not torch-family.
+    index_url: str
+    #: A constraints file: torch-family names that no dependency may pull from ``index_url``.
+    constraints: Path | None = None
+    dry_run: bool = False
+    environ: Mapping[str, str] = field(default_factory=dict)
+    offline: bool = False
+
+
+@dataclass(frozen=True)
+class BackendResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    #: ``name==version`` the installer says it would install (dry run) or installed.
+    installs: tuple[str, ...] = ()
+    #: ``name==version`` it would remove or replace.
+    removes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def last_error(self) -> str:
+        """The installer's own one-line reason, for wheelfit's one-line error."""
+        lines = [ln.strip() for ln in (self.stderr + "\n" + self.stdout).splitlines() if ln.strip()]
+        for line in lines:
+            low = line.lower()
+            if low.startswith(("error:", "\u00d7 ")) or "error" in low.split(":", 1)[0]:
+                rest = [ln for ln in lines[lines.index(line) + 1 :] if not ln.startswith(("hint", "help"))][:2]
+                return " ".join([line, *rest])[:400]
+        return (lines[-1] if lines else f"exit code {self.returncode}")[:400]
+
+
+class Installer(Protocol):
+    name: str
+
+    def install(self, request: BackendRequest) -> BackendResult: ...
+
+
+def constraints_text(blocked: Sequence[str]) -> str:
+    """``name<0`` matches no version: a dependency on a blocked name fails to resolve instead of reaching the
+    default index."""
+    lines = ["# written by wheelfit: torch-family packages come only from the variant index"]
+    lines += [f"{name}<0" for name in sorted(blocked)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,103 @@
+"""Fetch the plan's torch-family wheels, and the torch-family wheels they depend on, from the variant index only.
+
+This is the dependency-confusion guard by construction: every torch-family package the install needs is a file
+wheelfit downloaded from the variant index and checked (sha256, archive safety) itself; installers are handed
+those files, never a name they could look up on another index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from .errors import InstallError, WheelNotFoundError
+from .family import is_torch_family
+from .select import IndexFile, pick_wheel
+from .target_env import TargetEnv
+from .wheelfile import read_wheel
+
+__all__ = ["FetchedWheel", "WheelSource", "gather_family"]
+
+
+class WheelSource(Protocol):
+    """One index (the chosen variant's) and a verified download."""
+
+    @property
+    def index_url(self) -> str: ...
+
+    def files(self, project: str) -> Sequence[IndexFile]:
+        """Every file the index lists for ``project`` (an empty list when it has no such project)."""
+        ...
+
+    def fetch(self, file: IndexFile) -> Path:
+        """A local copy of ``file`` whose sha256 matched the index; raise InstallError otherwise."""
+        ...
+
+
+@dataclass(frozen=True)
+class FetchedWheel:
+    name: str
+    version: Version
+    file: IndexFile
+    path: Path
+    #: The package whose metadata asked for this one; None for the plan's own pins.
+    needed_by: str | None = None
+
+    @property
+    def requirement(self) -> str:
+        """A direct reference no installer can satisfy from another index."""
+        return f"{self.name} @ {self.path.resolve().as_uri()}"
+
+
+def gather_family(
+    pins: Sequence[Requirement],
+    source: WheelSource,
+    env: TargetEnv,
+    on_fetch: Callable[[IndexFile], None] | None = None,
+) -> list[FetchedWheel]:
+    """Fetch ``pins`` and their torch-family dependencies (markers evaluated for ``env``) from ``source``."""
+    chosen: dict[str, FetchedWheel] = {}
+    queue: list[tuple[Requirement, str | None]] = [(p, None) for p in pins]
+    python = env.markers.get("python_full_version", env.python)
+    while queue:
+        req, parent = queue.pop(0)
+        name = canonicalize_name(req.name)
+        if name in chosen:
+            have = chosen[name]
+            if not req.specifier.contains(have.version, prereleases=True):
+                raise InstallError(
+                    f"{parent or 'the plan'} needs {req}, but {have.name} {have.version} was already chosen; "
+                    "pin a torch version whose companions agree"
+                )
+            continue
+        listed = source.files(name)
+        found = pick_wheel(listed, req, env.tags, python)
+        if found is None:
+            why = f"{name} is not on it" if not listed else f"none of its {len(listed)} {name} files fits"
+            needer = f" (needed by {parent})" if parent else ""
+            raise WheelNotFoundError(
+                f"{req}{needer}: {why} ({source.index_url}, Python {env.python}, {env.tags[0] if env.tags else '?'}); "
+                "check --pytorch-index or pick another torch version"
+            )
+        if on_fetch is not None:
+            on_fetch(found)
+        path = source.fetch(found)
+        info = read_wheel(path)
+        if info.name != name:
+            raise InstallError(
+                f"{found.filename} from {source.index_url} is {info.name}, not {name}; the index is wrong"
+            )
+        chosen[name] = FetchedWheel(name, info.version, found, path, parent)
+        for dep in info.requires:
+            if not is_torch_family(dep.name):
+                continue  # ordinary dependencies come from the default index
+            if dep.marker is not None and not dep.marker.evaluate({**env.markers, "extra": ""}):
+                continue
+            queue.append((dep, f"{name} {info.version}"))
+    return list(chosen.values())

@@ -1,0 +1,135 @@
+"""One install, start to end: fetch and check the torch-family wheels, then hand everything to the backend
+inside a snapshot that is restored if anything fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from ..resolve.plan import Plan
+from .backend import BackendRequest, BackendResult, Installer, constraints_text
+from .errors import BackendError, InstallError
+from .family import TORCH_FAMILY, is_torch_family
+from .gather import FetchedWheel, WheelSource, gather_family
+from .select import IndexFile
+from .target_env import TargetEnv
+from .transaction import Snapshot, env_lock
+
+__all__ = ["InstallResult", "install_plan", "split_requirements"]
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    plan: Plan
+    backend: str
+    index_url: str
+    wheels: tuple[FetchedWheel, ...]
+    #: ``name==version`` (or ``name @ url``) the backend installed, or would install on a dry run.
+    installs: tuple[str, ...]
+    removes: tuple[str, ...]
+    dry_run: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "backend": self.backend,
+            "default_index": self.index_url,
+            "plan": self.plan.to_dict(),
+            "torch_family": [
+                {
+                    "name": w.name,
+                    "version": str(w.version),
+                    "url": w.file.url,
+                    "sha256": w.file.sha256,
+                    "size": w.path.stat().st_size,
+                    "needed_by": w.needed_by,
+                }
+                for w in self.wheels
+            ],
+            "installs": list(self.installs),
+            "removes": list(self.removes),
+        }
+
+
+def split_requirements(specs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(torch-family requirements for the planner, everything else for the default index)."""
+    family: list[str] = []
+    other: list[str] = []
+    for spec in specs:
+        try:
+            name = Requirement(spec).name
+        except InvalidRequirement as exc:
+            raise InstallError(f"cannot read the requirement {spec!r}: {exc}") from exc
+        (family if is_torch_family(name) else other).append(spec)
+    return family, other
+
+
+def install_plan(
+    plan: Plan,
+    env: TargetEnv,
+    source: WheelSource,
+    installer: Installer,
+    *,
+    index_url: str,
+    environ: Mapping[str, str],
+    extra: Sequence[str] = (),
+    dry_run: bool = False,
+    offline: bool = False,
+    on_fetch: Callable[[IndexFile], None] | None = None,
+) -> InstallResult:
+    """Install ``plan`` (plus ``extra`` non-torch requirements from ``index_url``) into ``env``, or with
+    ``dry_run`` say what that would do and change nothing in ``env``."""
+    pins = [Requirement(p.requirement) for p in plan.packages]
+    wheels = gather_family(pins, source, env, on_fetch)
+    taken = {w.name for w in wheels}
+    blocked = sorted(n for n in TORCH_FAMILY if n not in taken)
+    with tempfile.TemporaryDirectory(prefix="wheelfit-") as tmp:
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text(constraints_text(blocked))
+        request = BackendRequest(
+            python=env.executable,
+            requirements=(*(w.requirement for w in wheels), *extra),
+            index_url=index_url,
+            constraints=constraints,
+            dry_run=dry_run,
+            environ=environ,
+            offline=offline,
+        )
+        if dry_run:
+            result = installer.install(request)
+            if not result.ok:
+                raise BackendError(_explain(installer.name, result, blocked))
+        else:
+            with env_lock(env.prefix):
+                snapshot = Snapshot(env.install_dirs, env.prefix / f".wheelfit-rollback-{os.getpid()}")
+                try:
+                    result = installer.install(request)
+                except BaseException:
+                    snapshot.restore()
+                    raise
+                if not result.ok:
+                    snapshot.restore()
+                    raise BackendError(_explain(installer.name, result, blocked))
+                snapshot.discard()
+    return InstallResult(plan, installer.name, index_url, tuple(wheels), result.installs, result.removes, dry_run)
+
+
+def _explain(backend: str, result: BackendResult, blocked: Sequence[str]) -> str:
+    """One line; names the torch-family package a dependency wanted from the default index, if that was it."""
+    error = result.last_error()
+    text = result.stdout + "\n" + result.stderr
+    for name in blocked:
+        if re.search(rf"(?<![\w-]){re.escape(canonicalize_name(name))}\s*<\s*0\b", text):
+            return (
+                f"a dependency needs {name}, a torch-family package that wheelfit takes only from the variant "
+                f"index and the plan does not include; nothing was installed ({backend}: {error})"
+            )
+    return f"{backend} failed; the environment was left as it was ({error})"

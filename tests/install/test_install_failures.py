@@ -1,0 +1,97 @@
+"""A failed install leaves the environment exactly as it was, and says why in one line."""
+
+from __future__ import annotations
+
+import zipfile
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from tests.support.wheels import make_torch_like, make_wheel
+
+from .conftest import Index, installed, make_venv, run_wheelfit, tree
+
+RTX_4090 = "cuda=8.9,driver=580.95.05"
+
+
+def _install(index: Index, python: Path, env: dict[str, str], *args: str) -> tuple[int, str]:
+    argv = ["install", *args, "--python", str(python), "--pytorch-index", index.pytorch, "--index-url", index.default]
+    done = run_wheelfit(argv, env)
+    return done.returncode, done.stderr
+
+
+def _one_error_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("wheelfit: error: ")
+    return lines[0]
+
+
+@pytest.fixture
+def venv_with_cpu_torch(index: Index, env: dict[str, str], tmp_path: Path) -> Path:
+    python = make_venv(tmp_path / "venv")
+    code, err = _install(index, python, env, "torch", "--target", "os=linux")
+    assert code == 0, err
+    return python
+
+
+def test_failure_midway_through_the_installer_is_rolled_back(
+    index: Index, env: dict[str, str], venv_with_cpu_torch: Path, tmp_path: Path
+) -> None:
+    """``clash-b`` installs ``clash/data/x.py`` where ``clash-a`` put a file named ``clash/data``: the installer
+    fails after it has already replaced torch and installed other packages."""
+    index.put("default/simple", partial(make_wheel, name="clash-a", version="1.0", files={"clash/data": "a file"}))
+    index.put(
+        "default/simple",
+        partial(make_wheel, name="clash-b", version="1.0", requires=["clash-a"], files={"clash/data/x.py": ""}),
+    )
+    python = venv_with_cpu_torch
+    before_pkgs, before_tree = installed(python, env), tree(tmp_path / "venv")
+    code, err = _install(index, python, env, "torch", "clash-b", "--target", RTX_4090)
+    assert code == 2
+    assert "the environment was left as it was" in _one_error_line(err)
+    assert installed(python, env) == before_pkgs
+    assert before_pkgs["torch"] == "2.15.0+cpu"
+    assert tree(tmp_path / "venv") == before_tree
+    assert not list((tmp_path / "venv").glob(".wheelfit-rollback-*"))
+
+
+def test_wheel_with_a_path_traversal_member_is_refused_before_anything_is_written(
+    index: Index, env: dict[str, str], venv_with_cpu_torch: Path, tmp_path: Path
+) -> None:
+    def evil_torch(directory: Path) -> Path:
+        wheel = make_torch_like(directory, "2.15.0", "xpu", requires=["pytorch-triton-xpu==3.6.0"])
+        with zipfile.ZipFile(wheel, "a") as zf:
+            zf.writestr("../../evil", "owned\n")
+        return wheel
+
+    hostile = index.put("hostile/xpu", evil_torch)
+    index.put("hostile/xpu", partial(make_wheel, name="pytorch-triton-xpu", version="3.6.0"))
+    python = venv_with_cpu_torch
+    before_pkgs, before_tree = installed(python, env), tree(tmp_path / "venv")
+    argv = ["install", "torch", "--target", "xpu=bmg", "--python", str(python)]
+    done = run_wheelfit([*argv, "--pytorch-index", f"{index.url}/hostile", "--index-url", index.default], env)
+    assert done.returncode == 2
+    assert "climbs out of the install directory" in _one_error_line(done.stderr)
+    assert hostile.name in done.stderr
+    assert installed(python, env) == before_pkgs
+    assert tree(tmp_path / "venv") == before_tree
+    assert not (tmp_path / "evil").exists()
+
+
+def test_torch_family_dependency_missing_from_the_variant_index(
+    index: Index, env: dict[str, str], venv_with_cpu_torch: Path, tmp_path: Path
+) -> None:
+    """The variant index has torch but not the triton it needs; the default index's triton 99.0 is no substitute."""
+    index.put("gappy/cu130", partial(make_torch_like, version="2.15.0", variant="cu130", requires=["triton==3.6.0"]))
+    python = venv_with_cpu_torch
+    before_pkgs, before_tree = installed(python, env), tree(tmp_path / "venv")
+    argv = ["install", "torch", "--target", RTX_4090, "--python", str(python)]
+    done = run_wheelfit([*argv, "--pytorch-index", f"{index.url}/gappy", "--index-url", index.default], env)
+    assert done.returncode == 2
+    line = _one_error_line(done.stderr)
+    assert "triton==3.6.0 (needed by torch 2.15.0+cu130)" in line
+    assert f"{index.url}/gappy/cu130" in line
+    assert installed(python, env) == before_pkgs
+    assert tree(tmp_path / "venv") == before_tree

@@ -1,0 +1,108 @@
+"""wheelfit install end to end with uv: a loopback PyTorch-style index, a default index holding squatted
+higher versions of torch-family names, and real virtual environments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from .conftest import Index, installed, make_venv, run_wheelfit, tree
+
+GTX_1080 = "cuda=6.1,driver=580.95.05"
+
+
+def _import_torch(python: Path, env: dict[str, str]) -> list[str]:
+    script = "import torch; print(torch.__version__); print(torch.version.cuda); print(torch.version.hip)"
+    out = subprocess.run([str(python), "-c", script], capture_output=True, text=True, env=env, check=True)
+    return out.stdout.split()
+
+
+def test_installs_the_planned_variant_and_never_the_squatted_versions(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    args = ["install", "torch", "torchvision", "--target", GTX_1080, "--python", str(python)]
+    args += ["--pytorch-index", index.pytorch, "--index-url", index.default, "--json"]
+    done = run_wheelfit(args, env)
+    assert done.returncode == 0, done.stderr
+    have = installed(python, env)
+    # sm_61 has kernels only in cu126 builds, which end at torch 2.14 (peers.md D.2); the default index's 99.0
+    # copies of torch, torchvision and triton are higher and must never win.
+    assert have["torch"] == "2.14.1+cu126"
+    assert have["torchvision"] == "0.29.1+cu126"
+    assert have["triton"] == "3.5.1"
+    assert have["smallnum"] == "1.0"  # an ordinary dependency still comes from the default index
+    assert _import_torch(python, env) == ["2.14.1+cu126", "12.6", "None"]
+    report = json.loads(done.stdout)
+    assert {w["name"]: w["url"].split("/pytorch/")[1] for w in report["torch_family"]} == {
+        "torch": "cu126/torch/torch-2.14.1+cu126-py3-none-any.whl",
+        "torchvision": "cu126/torchvision/torchvision-0.29.1+cu126-py3-none-any.whl",
+        "triton": "cu126/triton/triton-3.5.1-py3-none-any.whl",
+    }
+    assert report["verify"]["ok"] is True
+
+    check = run_wheelfit(
+        ["verify", "--python", str(python), "--target", GTX_1080, "--pytorch-index", index.pytorch], env
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "torch.version.cuda = 12.6" in check.stdout
+    assert "no GPU is visible" in check.stdout
+
+
+def test_verify_fails_when_the_build_is_not_the_one_the_machine_needs(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    args = ["install", "torch", "--target", GTX_1080, "--python", str(python)]
+    done = run_wheelfit([*args, "--pytorch-index", index.pytorch, "--index-url", index.default], env)
+    assert done.returncode == 0, done.stderr
+    # An RTX 4090 machine should get a cu130 build of torch 2.14.1 (sm_89 is in cu130): the cu126 build fails.
+    check = run_wheelfit(["verify", "--python", str(python), "--target", "cuda=8.9,driver=580.95.05", "--json"], env)
+    assert check.returncode == 1
+    checks = {c["name"]: c["ok"] for c in json.loads(check.stdout)["checks"]}
+    assert checks["version"] is False
+    assert checks["runtime"] is False
+
+
+def test_torch_family_dependency_of_a_default_index_package_is_refused(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    """``needstriton`` (default index) depends on ``triton``: with the cpu plan no triton is fetched from the
+    variant index, so the only triton around is the default index's 99.0, which must not be installed."""
+    python = make_venv(tmp_path / "venv")
+    before = installed(python, env)
+    args = ["install", "torch", "needstriton", "--target", "os=linux", "--python", str(python)]
+    done = run_wheelfit([*args, "--pytorch-index", index.pytorch, "--index-url", index.default], env)
+    assert done.returncode == 2
+    assert "triton" in done.stderr and "torch-family" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert installed(python, env) == before
+
+
+def test_rocm_build_takes_pytorch_triton_rocm_from_the_variant_index(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    args = ["install", "torch", "--target", "rocm=gfx942", "--python", str(python), "--json"]
+    done = run_wheelfit([*args, "--pytorch-index", index.pytorch, "--index-url", index.default], env)
+    assert done.returncode == 0, done.stderr
+    have = installed(python, env)
+    assert have["torch"].endswith("+" + json.loads(done.stdout)["plan"]["variant"])
+    assert have["pytorch-triton-rocm"] == "3.6.0"  # the default index has 99.0
+    assert _import_torch(python, env)[2].startswith("7.")
+
+
+def test_dry_run_says_what_and_changes_nothing(index: Index, env: dict[str, str], tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv")
+    before = tree(tmp_path / "venv")
+    args = ["install", "torch", "torchvision", "--target", GTX_1080, "--python", str(python), "--dry-run", "--json"]
+    done = run_wheelfit([*args, "--pytorch-index", index.pytorch, "--index-url", index.default], env)
+    assert done.returncode == 0, done.stderr
+    assert tree(tmp_path / "venv") == before
+    report = json.loads(done.stdout)
+    assert report["dry_run"] is True
+    assert sorted(w["name"] for w in report["torch_family"]) == ["torch", "torchvision", "triton"]
+    assert "smallnum==1.0" in report["installs"]
+    # uv names a not-yet-cached file wheel by its URL and a cached one by its version: either names the build.
+    assert any(i.startswith("torch") and "2.14.1+cu126" in i for i in report["installs"])

@@ -1,0 +1,134 @@
+"""The pure parts of installing: routing, archive member names, wheel choice, build verification."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.requirements import Requirement
+
+from wheelfit.install.family import is_torch_family
+from wheelfit.install.select import IndexFile, pick_wheel
+from wheelfit.install.verify import TorchFacts, covers, expected_runtime, verify
+from wheelfit.install.wheelfile import member_problem
+from wheelfit.resolve.plan import PackagePin, Plan
+
+
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("torch", True),
+        ("Torch", True),
+        ("torch_vision", False),  # canonicalizes to torch-vision: not a real package, not routed
+        ("torchvision", True),
+        ("triton", True),
+        ("pytorch-triton-rocm", True),
+        ("pytorch_triton_xpu", True),
+        ("pytorch-triton-future-backend", True),
+        ("torchtriton", True),
+        ("numpy", False),
+        ("jinja2", False),
+        ("nvidia-cublas-cu12", False),  # uv routes these to PyPI too (peers.md A.6)
+    ],
+)
+def test_torch_family_routing(name: str, family: bool) -> None:
+    assert is_torch_family(name) is family
+
+
+@pytest.mark.parametrize(
+    ("member", "bad"),
+    [
+        ("torch/__init__.py", False),
+        ("torch-2.0.dist-info/RECORD", False),
+        ("torch/a..b.py", False),
+        ("../../evil", True),
+        ("torch/../../evil", True),
+        ("/etc/passwd", True),
+        ("C:/x", True),
+        ("torch\\..\\..\\x", True),
+        ("torch/\x00x", True),
+        ("torch/x\ny", True),
+        ("", True),
+    ],
+)
+def test_member_names(member: str, bad: bool) -> None:
+    assert (member_problem(member) is not None) is bad
+
+
+TAGS = ["cp311-cp311-manylinux_2_28_x86_64", "cp311-abi3-manylinux_2_28_x86_64", "py3-none-any"]
+
+
+def _files(*names: str) -> list[IndexFile]:
+    return [IndexFile(n, f"http://x/{n}", "0" * 64) for n in names]
+
+
+def test_pick_wheel_exact_local_pin_and_tags() -> None:
+    files = _files(
+        "torch-2.14.1+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "torch-2.14.1+cu126-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "torch-2.14.1+cu130-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "torch-2.15.0+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
+    )
+    got = pick_wheel(files, Requirement("torch==2.14.1+cu126"), TAGS, "3.11.7")
+    assert got is not None and got.filename == "torch-2.14.1+cu126-cp311-cp311-manylinux_2_28_x86_64.whl"
+    assert pick_wheel(files, Requirement("torch==2.14.1+cu128"), TAGS, "3.11.7") is None
+
+
+def test_pick_wheel_range_takes_newest_and_skips_yanked_and_requires_python() -> None:
+    files = [
+        IndexFile("triton-3.9.0-py3-none-any.whl", "u1"),
+        IndexFile("triton-3.9.2-py3-none-any.whl", "u2", yanked=True),
+        IndexFile("triton-3.9.1-py3-none-any.whl", "u3", requires_python=">=3.12"),
+        IndexFile("triton-3.9.1-cp311-cp311-manylinux_2_28_x86_64.whl", "u4"),
+        IndexFile("triton-3.10.0-py3-none-any.whl", "u5"),
+    ]
+    got = pick_wheel(files, Requirement("triton~=3.9.0"), TAGS, "3.11.7")
+    assert got is not None and got.url == "u4"
+
+
+@pytest.mark.parametrize(
+    ("arch", "arch_list", "ok"),
+    [
+        ("sm_89", ["sm_75", "sm_80", "sm_86", "sm_90"], True),  # sm_86 SASS runs on sm_89
+        ("sm_61", ["sm_75", "sm_80", "sm_86", "sm_90", "compute_90"], False),
+        ("sm_120", ["sm_80", "sm_90", "compute_90"], True),  # PTX JIT
+        ("sm_100", ["sm_90a", "sm_100f"], True),
+        ("sm_70", ["sm_75"], False),
+        ("gfx942", ["gfx90a", "gfx942"], True),
+        ("gfx1031", ["gfx1030"], False),
+    ],
+)
+def test_arch_coverage(arch: str, arch_list: list[str], ok: bool) -> None:
+    assert covers(arch, arch_list) is ok
+
+
+def test_expected_runtime() -> None:
+    assert expected_runtime("cu126") == ("cuda", "12.6")
+    assert expected_runtime("cu130") == ("cuda", "13.0")
+    assert expected_runtime("rocm7.2") == ("hip", "7.2")
+    assert expected_runtime("xpu") == ("xpu", None)
+    assert expected_runtime("cpu") == ("cpu", None)
+
+
+def _plan(variant: str) -> Plan:
+    return Plan(
+        "2.14.1", variant, f"http://x/{variant}", (PackagePin("torch", "2.14.1", "t"),), (), platform="linux_x86_64"
+    )
+
+
+def test_verify_checks_label_runtime_and_gpu() -> None:
+    good = TorchFacts(
+        "2.14.1+cu126", cuda="12.6", gpus=({"name": "GTX 1080", "arch": "sm_61"},), arch_list=("sm_50", "sm_60")
+    )
+    result = verify(good, _plan("cu126"))
+    assert result.ok and [c.ok for c in result.checks] == [True, True, True]
+
+    uncovered = TorchFacts(
+        "2.14.1+cu126", cuda="12.6", gpus=({"name": "GTX 1080", "arch": "sm_61"},), arch_list=("sm_75",)
+    )
+    assert not verify(uncovered, _plan("cu126")).ok
+
+    wrong = verify(TorchFacts("2.14.1+cpu"), _plan("cu126"))
+    assert [c.ok for c in wrong.checks] == [False, False, None]
+
+    rocm = verify(TorchFacts("2.14.1+rocm7.2", hip="7.2.26015-abc"), _plan("rocm7.2"))
+    assert rocm.ok
+    assert rocm.checks[-1].ok is None and "no GPU is visible" in rocm.checks[-1].detail
