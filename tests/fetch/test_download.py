@@ -217,6 +217,27 @@ def test_corrupted_cache_entry_is_fetched_again(tmp_path: Path, index_server: St
     assert len(server.requests_for(wheel.name)) == 2
 
 
+def test_cached_file_unchanged_since_verified_is_not_hashed_again(tmp_path: Path, index_server: StartServer) -> None:
+    """The record's fingerprint (size, mtime, inode) stands for the hash; any write that moves it forces a re-hash."""
+    wheel = _wheel(tmp_path / "idx" / "simple")
+    server = index_server(tmp_path / "idx")
+    link = _link(server)
+    cache = Cache(tmp_path / "cache")
+    with make_client() as http:
+        first = Downloader(http, cache).fetch(_request(link))
+        st = first.path.stat()
+        with first.path.open("r+b") as f:  # same size, timestamps put back: the fingerprint still matches
+            f.write(b"\0" * st.st_size)
+        os.utime(first.path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        trusted = Downloader(http, cache).fetch(_request(link))
+        assert trusted.from_cache and trusted.sha256 == _sha256(wheel)
+        assert len(server.requests_for(wheel.name)) == 1
+        os.utime(first.path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # touched: hashed again, refetched
+        again = Downloader(http, cache).fetch(_request(link))
+    assert not again.from_cache and again.path.read_bytes() == wheel.read_bytes()
+    assert len(server.requests_for(wheel.name)) == 2
+
+
 def test_two_threads_fetching_one_file_download_it_once(tmp_path: Path, index_server: StartServer) -> None:
     wheel = _wheel(tmp_path / "idx" / "simple")
     server = index_server(tmp_path / "idx", faults=Faults(slow={wheel.name: 0.4}))

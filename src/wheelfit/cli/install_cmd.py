@@ -71,8 +71,15 @@ def _python(python: str | None) -> str:
     return sys.executable
 
 
-def _report(target: str | None, sysroot: Path | None, probe_timeout: float, python: str) -> HardwareReport:
-    """The machine to plan for; its Python is the target environment's unless --target names one."""
+def _full_python(env: TargetEnv) -> str:
+    return env.markers.get("python_full_version", env.python)
+
+
+def _report(
+    target: str | None, sysroot: Path | None, probe_timeout: float, python: Callable[[], str]
+) -> HardwareReport:
+    """The machine to plan for; its Python is the target environment's (asked for only after detection, which
+    runs meanwhile) unless --target names one."""
     from dataclasses import replace
 
     from wheelfit_probekit import System
@@ -81,12 +88,12 @@ def _report(target: str | None, sysroot: Path | None, probe_timeout: float, pyth
     from ..probe.target import apply_overrides, load_target
 
     if target:
-        report = load_target(target, host_python=python)
+        report = load_target(target, host_python=python())
     else:
         if sysroot is not None and not sysroot.is_dir():
             raise WheelfitError(f"--sysroot {sysroot} is not a directory")
         report = detect(System.from_sysroot(sysroot, command_timeout=probe_timeout))
-        report = replace(report, platform=replace(report.platform, python=python))
+        report = replace(report, platform=replace(report.platform, python=python()))
     report, _notes = apply_overrides(report, os.environ)
     return report
 
@@ -134,22 +141,21 @@ def install(
     ] = False,
 ) -> None:
     """Install the PyTorch build that has kernels for this machine (or --target) into an environment."""
+    if installer not in ("uv", "pip"):
+        raise WheelfitError(f"--installer {installer}: use uv or pip")
+    from ..install.target_env import start_inspect
+
+    pending = start_inspect(_python(python), os.environ)  # runs while the rest is imported and detected
+    from ..index.config import resolve_index_config
     from ..install.run import install_plan, split_requirements
-    from ..install.target_env import inspect_env
     from ..install.verify import probe_torch
     from ..install.verify import verify as check
 
-    if installer not in ("uv", "pip"):
-        raise WheelfitError(f"--installer {installer}: use uv or pip")
-    from ..index.config import resolve_index_config
-
     family, other = split_requirements(requirements or ["torch"])
     config = resolve_index_config(os.environ, pytorch_index=pytorch_index, index_url=index_url, offline=offline)
-    env = inspect_env(_python(python), os.environ)
-    full = env.markers.get("python_full_version", env.python)
-    plan = _plan(
-        family or ["torch"], _report(target, sysroot, probe_timeout, full), kb_file, allow_cpu, config.pytorch_base
-    )
+    report = _report(target, sysroot, probe_timeout, lambda: _full_python(pending.result()))
+    env = pending.result()
+    plan = _plan(family or ["torch"], report, kb_file, allow_cpu, config.pytorch_base)
     backend = _backend(installer, env)
     with _Downloads(quiet=as_json) as downloads:
         source = _source(plan.index_url, config.offline, downloads.update)
@@ -199,9 +205,10 @@ def verify(
     py = _python(python)
     facts = probe_torch(py, os.environ)
     env = inspect_env(py, os.environ)
-    full = env.markers.get("python_full_version", env.python)
     public = Version(facts.version).public
-    plan = _plan([f"torch=={public}"], _report(target, sysroot, probe_timeout, full), kb_file, False, base)
+    plan = _plan(
+        [f"torch=={public}"], _report(target, sysroot, probe_timeout, lambda: _full_python(env)), kb_file, False, base
+    )
     verification = check(facts, plan)
     if as_json:
         data = verification.to_dict()

@@ -32,7 +32,7 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
 else:
     import fcntl
 
-__all__ = ["CACHE_ENV", "Cache", "CachedPage", "atomic_write", "default_cache_dir", "file_lock"]
+__all__ = ["CACHE_ENV", "Cache", "CachedPage", "atomic_write", "default_cache_dir", "file_lock", "fingerprint"]
 
 CACHE_ENV = "WHEELFIT_CACHE_DIR"
 
@@ -110,6 +110,16 @@ def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+def fingerprint(path: Path) -> list[int]:
+    """Size, modification time (ns) and inode: any write to the file, or a new file in its place, changes it.
+
+    Re-hashing a cached 2 GB CUDA wheel on every install costs seconds; like pip's and uv's caches, a file whose
+    fingerprint is unchanged since it was verified is trusted (the cache is the user's own directory).
+    """
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
 def _key(url: str) -> str:
     return hashlib.sha256(url.encode()).hexdigest()
 
@@ -141,7 +151,14 @@ class Cache:
         return file_lock(self.entry_dir(url) / ".lock", timeout=self.lock_timeout, on_wait=on_wait)
 
     def record(self, url: str, path: Path, digests: Mapping[str, str]) -> None:
-        info = {"url": url, "filename": path.name, "size": path.stat().st_size, "hashes": dict(digests)}
+        """Note what ``path`` hashed to, and its :func:`fingerprint` then: while that holds, it is not re-read."""
+        info = {
+            "url": url,
+            "filename": path.name,
+            "size": path.stat().st_size,
+            "hashes": dict(digests),
+            "fingerprint": fingerprint(path),
+        }
         atomic_write(self.entry_dir(url) / "info.json", json.dumps(info, indent=1).encode())
 
     def recorded(self, url: str) -> dict[str, Any] | None:

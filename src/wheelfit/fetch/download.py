@@ -24,7 +24,7 @@ from typing import BinaryIO, Literal
 
 import httpx
 
-from .cache import Cache
+from .cache import Cache, fingerprint
 from .errors import (
     DownloadError,
     HashMismatchError,
@@ -183,12 +183,18 @@ class Downloader:
         """A cached copy counts only if it still hashes to what the index (or our record) says."""
         if not final.is_file():
             return None
-        digests = hash_file(final, request.hashes)
         recorded = self._cache.recorded(request.url) or {}
-        expected = dict(request.hashes) or dict(recorded.get("hashes") or {})
+        known = recorded.get("hashes") if isinstance(recorded.get("hashes"), dict) else None
+        if known and recorded.get("fingerprint") == fingerprint(final) and set(request.hashes) <= set(known):
+            digests = known  # unchanged since it was verified: no need to read it again
+        else:
+            digests = hash_file(final, request.hashes)
+        expected = dict(request.hashes) or dict(known or {})
         if not expected or first_mismatch(expected, digests) is not None:
             final.unlink(missing_ok=True)  # unverifiable or corrupt: fetch it again
             return None
+        if digests is not known:
+            self._cache.record(request.url, final, digests)  # re-verified: trust the new fingerprint
         warnings = _check_hashes(request, digests)  # may refuse a good file under require_hash; it stays cached
         self._emit(Progress(request.filename, "cached", received=final.stat().st_size, total=final.stat().st_size))
         return DownloadResult(request, final, digests, from_cache=True, warnings=warnings)

@@ -20,7 +20,7 @@ from .errors import InstallError, WheelNotFoundError
 from .family import is_torch_family
 from .select import IndexFile, pick_wheel
 from .target_env import TargetEnv
-from .wheelfile import read_wheel
+from .wheelfile import checked_wheel
 
 __all__ = ["FetchedWheel", "WheelSource", "gather_family"]
 
@@ -88,7 +88,7 @@ def gather_family(
         if on_fetch is not None:
             on_fetch(found)
         path = source.fetch(found)
-        info = read_wheel(path)
+        info = checked_wheel(path)
         if info.name != name:
             raise InstallError(
                 f"{found.filename} from {source.index_url} is {info.name}, not {name}; the index is wrong"

@@ -18,7 +18,7 @@ import packaging
 
 from .errors import EnvironmentProbeError
 
-__all__ = ["TargetEnv", "inspect_env"]
+__all__ = ["PendingEnv", "TargetEnv", "inspect_env", "start_inspect"]
 
 _SCRIPT = r"""
 import json, sys, sysconfig
@@ -63,24 +63,63 @@ class TargetEnv:
 
 def inspect_env(python: str, env: Mapping[str, str] | None = None, timeout: float = 60.0) -> TargetEnv:
     """Run ``python`` once and describe the environment it belongs to."""
+    return start_inspect(python, env).result(timeout)
+
+
+@dataclass
+class PendingEnv:
+    """The child process describing an environment, started early so it runs while wheelfit imports and plans."""
+
+    python: str
+    process: subprocess.Popen[str] | None
+    error: OSError | None = None
+    _answer: TargetEnv | None = None
+
+    def result(self, timeout: float = 60.0) -> TargetEnv:
+        if self._answer is None:
+            self._answer = self._collect(timeout)
+        return self._answer
+
+    def _collect(self, timeout: float) -> TargetEnv:
+        if self.process is None:
+            raise EnvironmentProbeError(
+                f"cannot run {self.python} ({self.error}); pass --python with a working interpreter"
+            )
+        try:
+            stdout, stderr = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.process.kill()
+            self.process.communicate()
+            raise EnvironmentProbeError(
+                f"cannot run {self.python} ({exc}); pass --python with a working interpreter"
+            ) from exc
+        if self.process.returncode != 0:
+            last = (stderr.strip().splitlines() or ["no output"])[-1]
+            raise EnvironmentProbeError(f"{self.python} failed to describe itself: {last}; is it Python 3.8 or newer?")
+        return _parse(stdout)
+
+
+def start_inspect(python: str, env: Mapping[str, str] | None = None) -> PendingEnv:
+    """Start describing ``python``'s environment; :meth:`PendingEnv.result` collects the answer."""
     lib = str(Path(packaging.__file__).resolve().parent.parent)
     child_env = dict(os.environ if env is None else env)
     child_env.pop("PYTHONPATH", None)
     try:
-        out = subprocess.run(
+        process = subprocess.Popen(
             [python, "-s", "-c", _SCRIPT, lib],
-            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             env=child_env,
-            timeout=timeout,
-            check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EnvironmentProbeError(f"cannot run {python} ({exc}); pass --python with a working interpreter") from exc
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise EnvironmentProbeError(f"{python} failed to describe itself: {last}; is it Python 3.8 or newer?")
-    data = json.loads(out.stdout)
+    except OSError as exc:
+        return PendingEnv(python, None, exc)
+    return PendingEnv(python, process)
+
+
+def _parse(stdout: str) -> TargetEnv:
+    data = json.loads(stdout)
     dirs: list[Path] = []
     for key in ("purelib", "platlib", "scripts"):
         path = Path(data[key])

@@ -7,7 +7,10 @@ is ever installed.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import posixpath
+import re
 import zipfile
 from dataclasses import dataclass
 from email.parser import BytesHeaderParser
@@ -17,14 +20,18 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
+from ..fetch.cache import atomic_write, fingerprint
 from .errors import UnsafeWheelError
 
-__all__ = ["WheelInfo", "member_problem", "read_wheel"]
+__all__ = ["WheelInfo", "checked_wheel", "member_problem", "read_wheel"]
 
 #: Above this ratio of declared uncompressed to compressed size a member is treated as a zip bomb.
 MAX_RATIO = 200
 #: Real torch CUDA wheels unpack to ~6 GB; anything larger than this is refused.
 MAX_UNPACKED = 32 * 1024**3
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,7 @@ def member_problem(name: str) -> str | None:
     """Why an archive member name is unsafe, or None. Pure; the table test drives it."""
     if not name:
         return "an empty member name"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+    if _CONTROL.search(name):
         return f"member {name!r} has a control character"
     if "\\" in name:
         return f"member {name!r} has a backslash"
@@ -51,6 +58,30 @@ def member_problem(name: str) -> str | None:
     if normal.startswith(("..", "/")):
         return f"member {name!r} climbs out of the install directory"
     return None
+
+
+def checked_wheel(path: Path) -> WheelInfo:
+    """:func:`read_wheel`, remembered beside ``path`` while the file is unchanged (its cache fingerprint).
+
+    A torch wheel has ~12,000 members; checking them again on every warm install costs a third of a second.
+    """
+    memo = path.with_name(f".{path.name}.checked.json")
+    try:
+        data = json.loads(memo.read_bytes())
+        if data["fingerprint"] == fingerprint(path):
+            return WheelInfo(data["name"], Version(data["version"]), tuple(Requirement(r) for r in data["requires"]))
+    except (OSError, ValueError, KeyError, TypeError, InvalidRequirement):
+        pass  # no memo, or an unreadable one: check the archive
+    info = read_wheel(path)
+    record = {
+        "fingerprint": fingerprint(path),
+        "name": info.name,
+        "version": str(info.version),
+        "requires": [str(r) for r in info.requires],
+    }
+    with contextlib.suppress(OSError):  # a read-only cache only costs the next run a re-check
+        atomic_write(memo, json.dumps(record).encode())
+    return info
 
 
 def read_wheel(path: Path) -> WheelInfo:
