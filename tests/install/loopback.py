@@ -4,42 +4,29 @@ install tests and by bench/install.py."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from tests.support.static import QuietHandler, serve_directory
 
 __all__ = ["serve"]
 
 
-@contextmanager
-def serve(root: Path) -> Iterator[str]:
+def serve(root: Path) -> contextlib.AbstractContextManager[str]:
     """Serve ``root`` on 127.0.0.1 (a free port) for the duration; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return serve_directory(root, _Handler)
 
 
 _HASHES: dict[tuple[str, float, int], str] = {}
 
 
-class _Handler(SimpleHTTPRequestHandler):
+class _Handler(QuietHandler):
     """PEP 503 HTML or PEP 691 JSON for ``<index>/<project>/`` directories, files as they are."""
 
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 - http.server calls it by this name
         path = Path(self.translate_path(self.path))
         if path.is_dir() and self.path.endswith("/"):
             wheels = sorted(p for p in path.iterdir() if p.suffix == ".whl")

@@ -226,7 +226,8 @@ def test_cli_variant_mode_and_fallback(tmp_path: Path, realdata: Path) -> None:
 
         human = wheelfit(tmp_path, target, "--variant-index", f"{url}/whl/variant")
         assert human.returncode == 0, human.stderr
-        assert "cuda12.6" in human.stdout and "requires triton==3.5.0" in human.stdout
+        assert "variant cuda12.6" in human.stdout and "requires triton==3.5.0" in human.stdout
+        assert "+cuda12.6" not in human.stdout  # a variant label is not a local version
 
 
 def test_cli_malformed_variants_json(tmp_path: Path, realdata: Path) -> None:

@@ -10,17 +10,14 @@ project page beside real wheel files, their PEP 658 ``.metadata`` files and the
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import shutil
-import threading
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from html import escape
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
+from tests.support.static import serve_directory
 from tests.support.wheels import make_wheel
 
 __all__ = ["LINUX_X86_64", "TORCH_REQUIRES", "add_variant_wheel", "serve", "write_page"]
@@ -90,21 +87,6 @@ def write_page(
     return page
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def serve(root: Path) -> Iterator[str]:
+def serve(root: Path) -> contextlib.AbstractContextManager[str]:
     """Serve ``root`` on 127.0.0.1; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    return serve_directory(root)

@@ -22,6 +22,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     fast = _fast_detect_json(args)
     if fast is not None:
         return fast
+    # `import httpx` also imports its own command line (click, rich.progress, pygments): ~40-80 ms for nothing
+    # (encode/httpx#3547, not merged). This process is ours, so its CLI module is marked as not importable;
+    # httpx then binds a stub `httpx.main`, which nobody here calls.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     from .app import run
 
     return run(args)

@@ -154,10 +154,6 @@ def plan(
     from .render import render_plan
 
     render_plan(result)
-    if result.mode == "variant":
-        sys.stdout.write(f"Variant mode: {result.packages[0].filename}\n")
-        for dep in result.dependencies:
-            sys.stdout.write(f"  requires {dep}\n")
 
 
 def _variant_mode(report: HardwareReport, request: Request, url: str, offline: bool) -> tuple[Plan | None, list[str]]:

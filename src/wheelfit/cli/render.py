@@ -71,9 +71,16 @@ def render_report(report: HardwareReport, console: Console | None = None) -> Non
 
 def render_plan(plan: Plan, console: Console | None = None) -> None:
     con = console or Console()
-    con.print(f"[bold green]torch {plan.torch_version}+{plan.variant}[/]  from {plan.index_url}")
-    for p in plan.packages:
-        con.print(f"  {p.requirement}")
+    if plan.mode == "variant":  # a variant label is not a local version: it never joins the version with "+"
+        con.print(f"[bold green]torch {plan.torch_version}, variant {plan.variant}[/]  from {plan.index_url}")
+        for p in plan.packages:
+            con.print(f"  {p.filename or p.requirement}")
+        for dep in plan.dependencies:
+            con.print(f"  [dim]requires[/] {dep}")
+    else:
+        con.print(f"[bold green]torch {plan.torch_version}+{plan.variant}[/]  from {plan.index_url}")
+        for p in plan.packages:
+            con.print(f"  {p.requirement}")
     if plan.reasons:
         con.print("[bold]Why[/]")
         for reason in plan.reasons:
