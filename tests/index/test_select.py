@@ -1,4 +1,4 @@
-"""Choosing the file for a pin: yanked, requires-python, tags, build tags, local variants."""
+"""Choosing the file for a requirement: yanked, requires-python, tags, build tags, local variants, ranges."""
 
 from __future__ import annotations
 
@@ -97,9 +97,24 @@ def test_requires_python_excludes_files_and_the_error_says_why() -> None:
     assert ok.link is files[0]
 
 
-def test_only_exact_pins_are_selected() -> None:
-    with pytest.raises(NoMatchingFileError, match="exact pin"):
-        select_wheel([link("demo-1.0-py3-none-any.whl")], "demo>=1.0", tags=TAGS, python_version="3.12.0")
+def test_a_range_takes_the_newest_fit_and_never_a_yanked_file() -> None:
+    """A torch wheel's METADATA asks for ``triton~=3.9.0``: the newest fitting release that is not yanked."""
+    files = [
+        link("triton-3.9.0-py3-none-any.whl"),
+        link("triton-3.9.3-py3-none-any.whl", yanked=""),
+        link("triton-3.9.2-py3-none-any.whl", requires_python=">=3.13"),
+        link("triton-3.9.1-cp312-cp312-manylinux_2_28_x86_64.whl"),
+        link("triton-3.9.1-py3-none-any.whl"),
+        link("triton-3.10.0-py3-none-any.whl"),
+    ]
+    chosen = select_wheel(files, "triton~=3.9.0", tags=TAGS, python_version="3.12.4")
+    assert chosen.link.filename == "triton-3.9.1-cp312-cp312-manylinux_2_28_x86_64.whl" and chosen.warnings == ()
+    reasons = {r.filename: r.reason for r in chosen.rejected}
+    assert reasons["triton-3.9.3-py3-none-any.whl"].startswith("yanked")
+    assert "requires Python >=3.13" in reasons["triton-3.9.2-py3-none-any.whl"]
+    assert "triton-3.10.0-py3-none-any.whl" not in reasons  # outside the range: not a candidate at all
+    with pytest.raises(NoMatchingFileError, match="yanked"):
+        select_wheel(files[1:2], "triton>=3.9.3", tags=TAGS, python_version="3.12.4")
 
 
 def test_selection_from_a_served_page(tmp_path: Path, index_server: StartServer) -> None:

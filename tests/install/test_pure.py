@@ -1,12 +1,10 @@
-"""The pure parts of installing: routing, archive member names, wheel choice, build verification."""
+"""The pure parts of installing: routing, archive member names, build verification."""
 
 from __future__ import annotations
 
 import pytest
-from packaging.requirements import Requirement
 
 from wheelfit.install.family import is_torch_family
-from wheelfit.install.select import IndexFile, pick_wheel
 from wheelfit.install.verify import TorchFacts, covers, expected_runtime, verify
 from wheelfit.install.wheelfile import member_problem
 from wheelfit.resolve.plan import PackagePin, Plan
@@ -51,37 +49,6 @@ def test_torch_family_routing(name: str, family: bool) -> None:
 )
 def test_member_names(member: str, bad: bool) -> None:
     assert (member_problem(member) is not None) is bad
-
-
-TAGS = ["cp311-cp311-manylinux_2_28_x86_64", "cp311-abi3-manylinux_2_28_x86_64", "py3-none-any"]
-
-
-def _files(*names: str) -> list[IndexFile]:
-    return [IndexFile(n, f"http://x/{n}", "0" * 64) for n in names]
-
-
-def test_pick_wheel_exact_local_pin_and_tags() -> None:
-    files = _files(
-        "torch-2.14.1+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
-        "torch-2.14.1+cu126-cp312-cp312-manylinux_2_28_x86_64.whl",
-        "torch-2.14.1+cu130-cp311-cp311-manylinux_2_28_x86_64.whl",
-        "torch-2.15.0+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
-    )
-    got = pick_wheel(files, Requirement("torch==2.14.1+cu126"), TAGS, "3.11.7")
-    assert got is not None and got.filename == "torch-2.14.1+cu126-cp311-cp311-manylinux_2_28_x86_64.whl"
-    assert pick_wheel(files, Requirement("torch==2.14.1+cu128"), TAGS, "3.11.7") is None
-
-
-def test_pick_wheel_range_takes_newest_and_skips_yanked_and_requires_python() -> None:
-    files = [
-        IndexFile("triton-3.9.0-py3-none-any.whl", "u1"),
-        IndexFile("triton-3.9.2-py3-none-any.whl", "u2", yanked=True),
-        IndexFile("triton-3.9.1-py3-none-any.whl", "u3", requires_python=">=3.12"),
-        IndexFile("triton-3.9.1-cp311-cp311-manylinux_2_28_x86_64.whl", "u4"),
-        IndexFile("triton-3.10.0-py3-none-any.whl", "u5"),
-    ]
-    got = pick_wheel(files, Requirement("triton~=3.9.0"), TAGS, "3.11.7")
-    assert got is not None and got.url == "u4"
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,9 @@
-"""Choosing the one file to install for a pinned requirement: pure, deterministic, and explained.
+"""Choosing the one file to install for a requirement: pure, deterministic, and explained.
 
-Order (as pip's candidate key): not yanked, then the highest version the pin
-allows (``torch==2.8.0`` may match several local variants on a flat index),
-then the most preferred supported tag, then the highest build tag. A yanked
-file is used only when nothing else fits an exact pin (PEP 592), with a warning.
+Order (as pip's candidate key): not yanked, then the highest version the requirement allows
+(``torch==2.8.0`` may match several local variants on a flat index; ``triton~=3.9.0`` from a wheel's
+METADATA several releases), then the most preferred supported tag, then the highest build tag. A yanked
+file is used only when nothing else fits an exact pin (PEP 592), with a warning; a range never takes one.
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def select_wheel(
     tags: Sequence[Tag],
     python_version: str,
 ) -> Selection:
-    """Pick the best wheel for an ``==`` pin; ``tags`` are the target's supported tags, most preferred first."""
-    req = _pinned(requirement)
+    """Pick the best wheel for ``requirement``; ``tags`` are the target's supported tags, most preferred first."""
+    req = _requirement(requirement)
+    exact = any(s.operator in ("==", "===") and not s.version.endswith("*") for s in req.specifier)
     priority = {tag: i for i, tag in reversed(list(enumerate(tags)))}
     python = Version(python_version)
     fits: list[tuple[tuple[bool, Version, int, tuple[int, str] | tuple[()]], FileLink, WheelName]] = []
@@ -60,9 +61,11 @@ def select_wheel(
             continue  # sdists and other files: wheelfit installs wheels only
         if wheel.name != canonicalize_name(req.name):
             continue
-        if not req.specifier.contains(wheel.version, prereleases=True):
+        if not req.specifier.contains(wheel.version, prereleases=True if exact else None):
             continue
         reason = _python_reason(link.requires_python, python)
+        if reason is None and link.yanked is not None and not exact:
+            reason = "yanked (only an exact pin takes a yanked file)"
         if reason is None:
             ranks = [priority[t] for t in wheel.tags if t in priority]
             if not ranks:
@@ -87,15 +90,11 @@ def select_wheel(
     return Selection(link=link, wheel=wheel, rejected=tuple(rejected), warnings=warnings)
 
 
-def _pinned(requirement: str | Requirement) -> Requirement:
+def _requirement(requirement: str | Requirement) -> Requirement:
     try:
-        req = requirement if isinstance(requirement, Requirement) else Requirement(requirement)
+        return requirement if isinstance(requirement, Requirement) else Requirement(requirement)
     except InvalidRequirement as exc:
         raise NoMatchingFileError(f"{requirement!r} is not a valid requirement ({exc})") from exc
-    specs = list(req.specifier)
-    if len(specs) != 1 or specs[0].operator not in ("==", "==="):
-        raise NoMatchingFileError(f"{req}: selection needs an exact pin (name==version)")
-    return req
 
 
 def _python_reason(requires_python: str | None, python: Version) -> str | None:

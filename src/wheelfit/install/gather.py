@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Protocol
 
 from packaging.requirements import Requirement
+from packaging.tags import Tag, parse_tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from ..index.errors import NoMatchingFileError
+from ..index.links import FileLink
+from ..index.select import select_wheel
 from .errors import InstallError, WheelNotFoundError
 from .family import is_torch_family
-from .select import IndexFile, pick_wheel
 from .target_env import TargetEnv
 from .wheelfile import checked_wheel
 
@@ -31,11 +34,11 @@ class WheelSource(Protocol):
     @property
     def index_url(self) -> str: ...
 
-    def files(self, project: str) -> Sequence[IndexFile]:
+    def files(self, project: str) -> Sequence[FileLink]:
         """Every file the index lists for ``project`` (an empty list when it has no such project)."""
         ...
 
-    def fetch(self, file: IndexFile) -> Path:
+    def fetch(self, file: FileLink) -> Path:
         """A local copy of ``file`` whose sha256 matched the index; raise InstallError otherwise."""
         ...
 
@@ -44,7 +47,7 @@ class WheelSource(Protocol):
 class FetchedWheel:
     name: str
     version: Version
-    file: IndexFile
+    file: FileLink
     path: Path
     #: The package whose metadata asked for this one; None for the plan's own pins.
     needed_by: str | None = None
@@ -59,12 +62,13 @@ def gather_family(
     pins: Sequence[Requirement],
     source: WheelSource,
     env: TargetEnv,
-    on_fetch: Callable[[IndexFile], None] | None = None,
+    on_fetch: Callable[[FileLink], None] | None = None,
 ) -> list[FetchedWheel]:
     """Fetch ``pins`` and their torch-family dependencies (markers evaluated for ``env``) from ``source``."""
     chosen: dict[str, FetchedWheel] = {}
     queue: list[tuple[Requirement, str | None]] = [(p, None) for p in pins]
     python = env.markers.get("python_full_version", env.python)
+    tags: list[Tag] = [t for text in env.tags for t in parse_tag(text)]
     while queue:
         req, parent = queue.pop(0)
         name = canonicalize_name(req.name)
@@ -77,14 +81,15 @@ def gather_family(
                 )
             continue
         listed = source.files(name)
-        found = pick_wheel(listed, req, env.tags, python)
-        if found is None:
-            why = f"{name} is not on it" if not listed else f"none of its {len(listed)} {name} files fits"
+        try:
+            found = select_wheel(listed, req, tags=tags, python_version=python).link
+        except NoMatchingFileError as exc:
+            why = f"{name} is not on it" if not listed else str(exc)
             needer = f" (needed by {parent})" if parent else ""
             raise WheelNotFoundError(
                 f"{req}{needer}: {why} ({source.index_url}, Python {env.python}, {env.tags[0] if env.tags else '?'}); "
                 "check --pytorch-index or pick another torch version"
-            )
+            ) from None
         if on_fetch is not None:
             on_fetch(found)
         path = source.fetch(found)

@@ -14,12 +14,12 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from ..index.links import FileLink
 from ..resolve.plan import Plan
 from .backend import BackendRequest, BackendResult, Installer, constraints_text
 from .errors import BackendError, InstallError
 from .family import TORCH_FAMILY, is_torch_family
 from .gather import FetchedWheel, WheelSource, gather_family
-from .select import IndexFile
 from .target_env import TargetEnv
 from .transaction import Snapshot, env_lock
 
@@ -48,7 +48,7 @@ class InstallResult:
                     "name": w.name,
                     "version": str(w.version),
                     "url": w.file.url,
-                    "sha256": w.file.sha256,
+                    "sha256": w.file.hashes.get("sha256"),
                     "size": w.path.stat().st_size,
                     "needed_by": w.needed_by,
                 }
@@ -83,7 +83,7 @@ def install_plan(
     extra: Sequence[str] = (),
     dry_run: bool = False,
     offline: bool = False,
-    on_fetch: Callable[[IndexFile], None] | None = None,
+    on_fetch: Callable[[FileLink], None] | None = None,
 ) -> InstallResult:
     """Install ``plan`` (plus ``extra`` non-torch requirements from ``index_url``) into ``env``, or with
     ``dry_run`` say what that would do and change nothing in ``env``."""
