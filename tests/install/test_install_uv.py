@@ -106,3 +106,19 @@ def test_dry_run_says_what_and_changes_nothing(index: Index, env: dict[str, str]
     assert "smallnum==1.0" in report["installs"]
     # uv names a not-yet-cached file wheel by its URL and a cached one by its version: either names the build.
     assert any(i.startswith("torch") and "2.14.1+cu126" in i for i in report["installs"])
+
+
+def test_a_log_gets_plain_progress_lines_and_a_second_environment_reuses_the_cache(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    args = ["install", "torch", "--target", GTX_1080, "--pytorch-index", index.pytorch, "--index-url", index.default]
+    first = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "one")), "--no-verify"], env)
+    assert first.returncode == 0, first.stderr
+    wheel = "torch-2.14.1+cu126-py3-none-any.whl"
+    assert f"downloading {wheel} (" in first.stderr and f"downloaded {wheel} (" in first.stderr
+    assert "Installed torch 2.14.1+cu126" in first.stdout
+    second = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "two")), "--no-verify"], env)
+    assert second.returncode == 0, second.stderr
+    assert f"cached {wheel} (" in second.stderr and "downloading" not in second.stderr
+    quiet = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "three")), "--no-verify", "--json"], env)
+    assert quiet.returncode == 0 and quiet.stderr == ""

@@ -248,17 +248,24 @@ def _source(index_url: str, offline: bool, progress: Callable[[Progress], None])
 
 
 class _Downloads:
-    """Progress bars on a terminal's stderr while wheels download; nothing with --json or when redirected."""
+    """Per-file progress on stderr: rich bars (size, speed, ETA) on a terminal, one plain line per event
+    otherwise (CI logs), nothing with --json."""
 
     def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet or not sys.stderr.isatty()
+        self.quiet = quiet
         self.tasks: dict[str, TaskID] = {}
         self.progress: Bars | None = None
 
     def __enter__(self) -> _Downloads:
-        if not self.quiet:
+        if not self.quiet and sys.stderr.isatty():
             from rich.console import Console
-            from rich.progress import BarColumn, DownloadColumn, TextColumn, TransferSpeedColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
             from rich.progress import Progress as Bars
 
             self.progress = Bars(
@@ -266,6 +273,7 @@ class _Downloads:
                 BarColumn(),
                 DownloadColumn(),
                 TransferSpeedColumn(),
+                TimeRemainingColumn(),
                 console=Console(stderr=True),
                 transient=False,
             )
@@ -273,7 +281,15 @@ class _Downloads:
         return self
 
     def update(self, event: Progress) -> None:
-        if self.progress is None or event.state in ("waiting", "retrying"):
+        if self.quiet:
+            return
+        if self.progress is None:
+            line = _plain_line(event)
+            if line:
+                sys.stderr.write(line + "\n")
+            return
+        if event.state in ("waiting", "retrying"):
+            self.progress.console.print(_plain_line(event))
             return
         if event.filename not in self.tasks:
             self.tasks[event.filename] = self.progress.add_task(event.filename, total=event.total)
@@ -284,6 +300,22 @@ class _Downloads:
     ) -> None:
         if self.progress is not None:
             self.progress.stop()
+
+
+def _plain_line(event: Progress) -> str:
+    """The log line for a download event; '' for the many in-between 'downloading' ticks."""
+    size = f"{event.total / 1e6:.1f} MB" if event.total else "size unknown"
+    if event.state == "start":
+        return f"downloading {event.filename} ({size})"
+    if event.state == "done":
+        return f"downloaded {event.filename} ({event.received / 1e6:.1f} MB)"
+    if event.state == "cached":
+        return f"cached {event.filename} ({size})"
+    if event.state == "retrying":
+        return f"retrying {event.filename} (attempt {event.attempt + 1}): {event.detail}"
+    if event.state == "waiting":
+        return f"waiting for another wheelfit run that is downloading {event.filename}"
+    return ""
 
 
 def _render_install(result: InstallResult, env: TargetEnv, verification: Verification | None) -> None:
