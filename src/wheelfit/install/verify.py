@@ -15,6 +15,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from ..resolve.coverage import cuda_runs
 from ..resolve.plan import Plan
 from .errors import EnvironmentProbeError
 
@@ -141,35 +142,24 @@ def expected_runtime(variant: str) -> tuple[str, str | None]:
 
 
 def covers(arch: str, arch_list: Sequence[str]) -> bool:
-    """Whether a build with ``arch_list`` (``sm_86``, ``compute_90``, ``gfx942``) has kernels for ``arch``.
-
-    CUDA: SASS for the same major and an equal or lower minor runs; PTX (``compute_XY``) for an equal or lower
-    capability is JIT-compiled. ROCm and others: the exact target only.
-    """
+    """Whether a build with ``arch_list`` (``sm_86``, ``compute_90``, ``gfx942``) has kernels for ``arch``: the
+    planner's rule (:func:`~wheelfit.resolve.coverage.cuda_runs`) for CUDA, the exact target for the rest."""
     if arch in arch_list:
         return True
-    if not arch.startswith("sm_"):
+    want = arch.removeprefix("sm_")
+    if not arch.startswith("sm_") or not _arch_number(want):
         return False
-    want = _cc(arch[3:])
-    if want is None:
-        return False
+    built: dict[str, list[str]] = {"sm": [], "compute": []}
     for entry in arch_list:
         kind, _, num = entry.partition("_")
-        have = _cc(num)
-        if have is None:
-            continue
-        if kind == "sm" and have[0] == want[0] and have[1] <= want[1]:
-            return True
-        if kind == "compute" and have <= want:
-            return True
-    return False
+        num = num.rstrip("af")  # sm_90a, sm_100f: family-specific builds of the same capability
+        if kind in built and _arch_number(num):
+            built[kind].append(num)
+    return cuda_runs(want, built["sm"], built["compute"])
 
 
-def _cc(num: str) -> tuple[int, int] | None:
-    digits = num.rstrip("abf")  # sm_90a, sm_100f: family-specific variants of the same capability
-    if not digits.isdigit() or len(digits) < 2:
-        return None
-    return int(digits[:-1]), int(digits[-1])
+def _arch_number(num: str) -> bool:
+    return num.isdigit() and len(num) >= 2
 
 
 def verify(facts: TorchFacts, plan: Plan) -> Verification:
