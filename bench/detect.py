@@ -44,7 +44,9 @@ def main() -> int:
     if exe is None:
         sys.stderr.write("bench: `wheelfit` is not installed in this environment\n")
         return 2
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEELFIT_")}
+    # PYTHONDONTWRITEBYTECODE (set on these build machines) would make every run compile wheelfit's sources
+    # again; a user's Python writes the bytecode on first use (or pip at install time), so it is dropped.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEELFIT_") and k != "PYTHONDONTWRITEBYTECODE"}
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "wheelfit detect --json": [exe, "detect", "--json"],

@@ -43,7 +43,10 @@ TOOLS = ("wheelfit", "uv", "pip")
 
 
 def _hermetic(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "WHEELFIT_", "VIRTUAL_ENV"))}
+    """No pip/uv configuration from the machine; bytecode written as on a user's machine (these build machines
+    set PYTHONDONTWRITEBYTECODE, which would make every wheelfit and pip run compile its sources again)."""
+    skip = ("PIP_", "UV_", "WHEELFIT_", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     env.update(PIP_CONFIG_FILE=os.devnull, UV_NO_CONFIG="1", PIP_DISABLE_PIP_VERSION_CHECK="1", **extra)
     return env
 
