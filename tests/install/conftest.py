@@ -132,3 +132,15 @@ def tree(directory: Path) -> dict[str, str]:
         and "__pycache__" not in p.parts
         and p.name not in (".lock", ".wheelfit.lock")
     }
+
+
+#: The plain progress lines `wheelfit install` writes to a stderr that is not a terminal.
+PROGRESS = ("downloading ", "downloaded ", "cached ", "retrying ", "waiting for ")
+
+
+def error_line(stderr: str) -> str:
+    """The one error line of a failed run: the last line of stderr, and the only one that is not progress."""
+    lines = [ln for ln in stderr.strip().splitlines() if not ln.startswith(PROGRESS)]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("wheelfit: error: ") and stderr.strip().endswith(lines[0]), stderr
+    return lines[0]

@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.wheels import make_torch_like, make_wheel
 
-from .conftest import Index, installed, make_venv, run_wheelfit, tree
+from .conftest import Index, error_line, installed, make_venv, run_wheelfit, tree
 
 RTX_4090 = "cuda=8.9,driver=580.95.05"
 
@@ -19,13 +19,6 @@ def _install(index: Index, python: Path, env: dict[str, str], *args: str) -> tup
     argv = ["install", *args, "--python", str(python), "--pytorch-index", index.pytorch, "--index-url", index.default]
     done = run_wheelfit(argv, env)
     return done.returncode, done.stderr
-
-
-def _one_error_line(stderr: str) -> str:
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("wheelfit: error: ")
-    return lines[0]
 
 
 @pytest.fixture
@@ -50,7 +43,7 @@ def test_failure_midway_through_the_installer_is_rolled_back(
     before_pkgs, before_tree = installed(python, env), tree(tmp_path / "venv")
     code, err = _install(index, python, env, "torch", "clash-b", "--target", RTX_4090)
     assert code == 2
-    assert "the environment was left as it was" in _one_error_line(err)
+    assert "the environment was left as it was" in error_line(err)
     assert installed(python, env) == before_pkgs
     assert before_pkgs["torch"] == "2.15.0+cpu"
     assert tree(tmp_path / "venv") == before_tree
@@ -73,7 +66,7 @@ def test_wheel_with_a_path_traversal_member_is_refused_before_anything_is_writte
     argv = ["install", "torch", "--target", "xpu=bmg", "--python", str(python)]
     done = run_wheelfit([*argv, "--pytorch-index", f"{index.url}/hostile", "--index-url", index.default], env)
     assert done.returncode == 2
-    assert "climbs out of the install directory" in _one_error_line(done.stderr)
+    assert "climbs out of the install directory" in error_line(done.stderr)
     assert hostile.name in done.stderr
     assert installed(python, env) == before_pkgs
     assert tree(tmp_path / "venv") == before_tree
@@ -90,7 +83,7 @@ def test_torch_family_dependency_missing_from_the_variant_index(
     argv = ["install", "torch", "--target", RTX_4090, "--python", str(python)]
     done = run_wheelfit([*argv, "--pytorch-index", f"{index.url}/gappy", "--index-url", index.default], env)
     assert done.returncode == 2
-    line = _one_error_line(done.stderr)
+    line = error_line(done.stderr)
     assert "triton==3.6.0 (needed by torch 2.15.0+cu130)" in line
     assert f"{index.url}/gappy/cu130" in line
     assert installed(python, env) == before_pkgs

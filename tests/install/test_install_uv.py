@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from .conftest import Index, installed, make_venv, run_wheelfit, tree
+from .conftest import Index, error_line, installed, make_venv, run_wheelfit, tree
 
 GTX_1080 = "cuda=6.1,driver=580.95.05"
 
@@ -76,7 +76,7 @@ def test_torch_family_dependency_of_a_default_index_package_is_refused(
     done = run_wheelfit([*args, "--pytorch-index", index.pytorch, "--index-url", index.default], env)
     assert done.returncode == 2
     assert "triton" in done.stderr and "torch-family" in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
+    error_line(done.stderr)
     assert installed(python, env) == before
 
 
@@ -111,6 +111,7 @@ def test_dry_run_says_what_and_changes_nothing(index: Index, env: dict[str, str]
 def test_a_log_gets_plain_progress_lines_and_a_second_environment_reuses_the_cache(
     index: Index, env: dict[str, str], tmp_path: Path
 ) -> None:
+    env = {**env, "WHEELFIT_CACHE_DIR": str(tmp_path / "cache")}  # empty: this test sees the first download
     args = ["install", "torch", "--target", GTX_1080, "--pytorch-index", index.pytorch, "--index-url", index.default]
     first = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "one")), "--no-verify"], env)
     assert first.returncode == 0, first.stderr

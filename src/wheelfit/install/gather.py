@@ -7,7 +7,7 @@ those files, never a name they could look up on another index.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -38,8 +38,8 @@ class WheelSource(Protocol):
         """Every file the index lists for ``project`` (an empty list when it has no such project)."""
         ...
 
-    def fetch(self, file: FileLink) -> Path:
-        """A local copy of ``file`` whose sha256 matched the index; raise InstallError otherwise."""
+    def fetch_all(self, files: Sequence[FileLink]) -> list[Path]:
+        """Local copies of ``files`` (fetched in parallel) whose sha256 matched the index; raise otherwise."""
         ...
 
 
@@ -58,51 +58,63 @@ class FetchedWheel:
         return f"{self.name} @ {self.path.resolve().as_uri()}"
 
 
-def gather_family(
-    pins: Sequence[Requirement],
-    source: WheelSource,
-    env: TargetEnv,
-    on_fetch: Callable[[FileLink], None] | None = None,
-) -> list[FetchedWheel]:
-    """Fetch ``pins`` and their torch-family dependencies (markers evaluated for ``env``) from ``source``."""
+def gather_family(pins: Sequence[Requirement], source: WheelSource, env: TargetEnv) -> list[FetchedWheel]:
+    """Fetch ``pins`` and their torch-family dependencies (markers evaluated for ``env``) from ``source``.
+
+    In waves: every wheel a wave needs is downloaded in parallel, then their metadata names the next wave
+    (torch and torchvision together, then triton)."""
     chosen: dict[str, FetchedWheel] = {}
     queue: list[tuple[Requirement, str | None]] = [(p, None) for p in pins]
     python = env.markers.get("python_full_version", env.python)
     tags: list[Tag] = [t for text in env.tags for t in parse_tag(text)]
     while queue:
-        req, parent = queue.pop(0)
-        name = canonicalize_name(req.name)
-        if name in chosen:
-            have = chosen[name]
-            if not req.specifier.contains(have.version, prereleases=True):
+        wave: dict[str, tuple[Requirement, str | None, FileLink]] = {}
+        later: list[tuple[Requirement, str | None]] = []
+        for req, parent in queue:
+            name = canonicalize_name(req.name)
+            if name in wave:
+                later.append((req, parent))  # checked against the chosen version once this wave is in
+            elif name in chosen:
+                _agree(req, parent, chosen[name])
+            else:
+                wave[name] = (req, parent, _select(req, parent, source, env, tags, python))
+        paths = source.fetch_all([link for _req, _parent, link in wave.values()])
+        queue = later
+        for (wanted, (_req, parent, link)), path in zip(wave.items(), paths, strict=True):
+            info = checked_wheel(path)
+            if info.name != wanted:
                 raise InstallError(
-                    f"{parent or 'the plan'} needs {req}, but {have.name} {have.version} was already chosen; "
-                    "pin a torch version whose companions agree"
+                    f"{link.filename} from {source.index_url} is {info.name}, not {wanted}; the index is wrong"
                 )
-            continue
-        listed = source.files(name)
-        try:
-            found = select_wheel(listed, req, tags=tags, python_version=python).link
-        except NoMatchingFileError as exc:
-            why = f"{name} is not on it" if not listed else str(exc)
-            needer = f" (needed by {parent})" if parent else ""
-            raise WheelNotFoundError(
-                f"{req}{needer}: {why} ({source.index_url}, Python {env.python}, {env.tags[0] if env.tags else '?'}); "
-                "check --pytorch-index or pick another torch version"
-            ) from None
-        if on_fetch is not None:
-            on_fetch(found)
-        path = source.fetch(found)
-        info = checked_wheel(path)
-        if info.name != name:
-            raise InstallError(
-                f"{found.filename} from {source.index_url} is {info.name}, not {name}; the index is wrong"
-            )
-        chosen[name] = FetchedWheel(name, info.version, found, path, parent)
-        for dep in info.requires:
-            if not is_torch_family(dep.name):
-                continue  # ordinary dependencies come from the default index
-            if dep.marker is not None and not dep.marker.evaluate({**env.markers, "extra": ""}):
-                continue
-            queue.append((dep, f"{name} {info.version}"))
+            chosen[wanted] = FetchedWheel(wanted, info.version, link, path, parent)
+            for dep in info.requires:
+                if not is_torch_family(dep.name):
+                    continue  # ordinary dependencies come from the default index
+                if dep.marker is not None and not dep.marker.evaluate({**env.markers, "extra": ""}):
+                    continue
+                queue.append((dep, f"{wanted} {info.version}"))
     return list(chosen.values())
+
+
+def _agree(req: Requirement, parent: str | None, have: FetchedWheel) -> None:
+    if not req.specifier.contains(have.version, prereleases=True):
+        raise InstallError(
+            f"{parent or 'the plan'} needs {req}, but {have.name} {have.version} was already chosen; "
+            "pin a torch version whose companions agree"
+        )
+
+
+def _select(
+    req: Requirement, parent: str | None, source: WheelSource, env: TargetEnv, tags: Sequence[Tag], python: str
+) -> FileLink:
+    name = canonicalize_name(req.name)
+    listed = source.files(name)
+    try:
+        return select_wheel(listed, req, tags=tags, python_version=python).link
+    except NoMatchingFileError as exc:
+        why = f"{name} is not on it" if not listed else str(exc)
+        needer = f" (needed by {parent})" if parent else ""
+        raise WheelNotFoundError(
+            f"{req}{needer}: {why} ({source.index_url}, Python {env.python}, {env.tags[0] if env.tags else '?'}); "
+            "check --pytorch-index or pick another torch version"
+        ) from None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,6 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from ..index.links import FileLink
 from ..resolve.plan import Plan
 from .backend import BackendRequest, BackendResult, Installer, constraints_text
 from .errors import BackendError, InstallError
@@ -83,12 +82,11 @@ def install_plan(
     extra: Sequence[str] = (),
     dry_run: bool = False,
     offline: bool = False,
-    on_fetch: Callable[[FileLink], None] | None = None,
 ) -> InstallResult:
     """Install ``plan`` (plus ``extra`` non-torch requirements from ``index_url``) into ``env``, or with
     ``dry_run`` say what that would do and change nothing in ``env``."""
     pins = [Requirement(p.requirement) for p in plan.packages]
-    wheels = gather_family(pins, source, env, on_fetch)
+    wheels = gather_family(pins, source, env)
     taken = {w.name for w in wheels}
     blocked = sorted(n for n in TORCH_FAMILY if n not in taken)
     with tempfile.TemporaryDirectory(prefix="wheelfit-") as tmp:

@@ -30,7 +30,7 @@ class IndexSource:
                 self._pages[project] = ()
         return self._pages[project]
 
-    def fetch(self, file: FileLink) -> Path:
+    def fetch_all(self, files: Sequence[FileLink]) -> list[Path]:
         """Torch-family wheels are installed only when the index's sha256 checks out (``require_hash``)."""
-        request = DownloadRequest(file.url, file.filename, dict(file.hashes), size=file.size, require_hash=True)
-        return self.downloader.fetch(request).path
+        requests = [DownloadRequest(f.url, f.filename, dict(f.hashes), size=f.size, require_hash=True) for f in files]
+        return [result.path for result in self.downloader.fetch_all(requests)]
