@@ -157,6 +157,8 @@ def install(
     env = pending.result()
     plan = _plan(family or ["torch"], report, kb_file, allow_cpu, config.pytorch_base)
     backend = _backend(installer, env)
+    if not as_json:
+        _import_in_background("rich.console")  # for the summary; loads while the installer runs
     with _Downloads(quiet=as_json) as downloads:
         source = _source(plan.index_url, config.offline, downloads.update)
         result = install_plan(
@@ -219,6 +221,15 @@ def verify(
         _render_verify(verification, env.executable)
     if not verification.ok:
         raise typer.Exit(1)
+
+
+def _import_in_background(module: str) -> None:
+    """Import ``module`` on a thread: the main thread then mostly waits on child processes, so the import is
+    free, and the later ``import`` in the main thread finds it done (or waits on its module lock)."""
+    import importlib
+    import threading
+
+    threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
 
 
 def _backend(name: str, env: TargetEnv) -> Installer:
