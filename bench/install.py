@@ -2,7 +2,8 @@
 
 Every tool installs the same wheels from the same loopback index into a fresh virtual environment: torch (the
 CPU build) from a PyTorch-style variant index, its dependencies from a separate default index. Runs are
-interleaved (round by round) so machine load affects every tool alike. Two scenarios:
+interleaved (round by round, the tool that goes first rotating) so machine load affects every tool alike, and
+the disk is synced before each timed run so one run's writes are not flushed during the next. Two scenarios:
 
 - small: a tiny torch-like wheel, torchvision and one dependency (the tools' own overhead);
 - large: the real PyTorch CPU wheel from /opt/wheels (190 MB) with its real dependencies, fetched once from
@@ -107,6 +108,7 @@ def _venv(parent: Path) -> Iterator[Path]:
 
 
 def _run(argv: list[str], env: dict[str, str]) -> float:
+    os.sync()  # the previous run's writes (a GB when cold) are flushed before, not during, this one
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     elapsed = time.perf_counter() - start
@@ -118,8 +120,8 @@ def _run(argv: list[str], env: dict[str, str]) -> float:
 def _scenario(name: str, root: Path, url: str, reqs: tuple[str, str], rounds: int, work: Path) -> dict[str, object]:
     times: dict[str, list[float]] = {f"{t} {c}": [] for t in TOOLS for c in ("cold", "warm")}
     times["wheelfit verify"] = []
-    for _ in range(rounds):
-        for tool in TOOLS:
+    for r in range(rounds):
+        for tool in TOOLS[r % len(TOOLS) :] + TOOLS[: r % len(TOOLS)]:  # each tool goes first in some round
             caches = Path(tempfile.mkdtemp(dir=work))
             env = _hermetic(UV_CACHE_DIR=str(caches / "uv"), WHEELFIT_CACHE_DIR=str(caches / "wf"),
                             PIP_CACHE_DIR=str(caches / "pip"))  # fmt: skip
