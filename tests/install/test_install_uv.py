@@ -4,8 +4,12 @@ higher versions of torch-family names, and real virtual environments."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from .conftest import Index, error_line, installed, make_venv, run_wheelfit, tree
 
@@ -123,3 +127,30 @@ def test_a_log_gets_plain_progress_lines_and_a_second_environment_reuses_the_cac
     assert f"cached {wheel} (" in second.stderr and "downloading" not in second.stderr
     quiet = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "three")), "--no-verify", "--json"], env)
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_offline_install_from_the_caches_with_no_network_at_all(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot create a network namespace here (needs util-linux unshare and root)")
+    env = {**env, "WHEELFIT_CACHE_DIR": str(tmp_path / "cache"), "UV_CACHE_DIR": str(tmp_path / "uv")}
+    args = ["install", "torch", "--target", GTX_1080, "--pytorch-index", index.pytorch, "--index-url", index.default]
+    online = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "one")), "--no-verify"], env)
+    assert online.returncode == 0, online.stderr
+    python = make_venv(tmp_path / "two")
+    argv = [unshare, "-n", sys.executable, "-m", "wheelfit", *args, "--python", str(python), "--offline", "--json"]
+    offline = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert offline.returncode == 0, offline.stderr
+    assert installed(python, env)["torch"] == "2.14.1+cu126"
+    assert json.loads(offline.stdout)["verify"]["ok"] is True
+    # With empty caches there is nothing to install from: one line that says so, and the environment is as it was.
+    empty = {**env, "WHEELFIT_CACHE_DIR": str(tmp_path / "empty"), "UV_CACHE_DIR": str(tmp_path / "uv-empty")}
+    python3 = make_venv(tmp_path / "three")
+    before = tree(tmp_path / "three")
+    argv = [unshare, "-n", sys.executable, "-m", "wheelfit", *args, "--python", str(python3), "--offline"]
+    failed = subprocess.run(argv, capture_output=True, text=True, env=empty, timeout=120, check=False)
+    assert failed.returncode != 0
+    assert "offline" in error_line(failed.stderr).lower()
+    assert tree(tmp_path / "three") == before
