@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.wheels import make_torch_like, make_wheel
+from wheelfit.install.errors import InstallError
+from wheelfit.install.transaction import Snapshot
 
 from .conftest import Index, error_line, installed, make_venv, run_wheelfit, tree
 
@@ -88,3 +90,27 @@ def test_torch_family_dependency_missing_from_the_variant_index(
     assert f"{index.url}/gappy/cu130" in line
     assert installed(python, env) == before_pkgs
     assert tree(tmp_path / "venv") == before_tree
+
+
+def test_an_environment_wheelfit_cannot_write_to_is_one_line_and_untouched(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    (tmp_path / "venv" / ".wheelfit.lock").mkdir()  # the lock file cannot be created there
+    before = tree(tmp_path / "venv")
+    code, err = _install(index, python, env, "torch", "--target", RTX_4090)
+    assert code == 2
+    assert "cannot create the lock file" in error_line(err) and "nothing was installed" in err
+    assert tree(tmp_path / "venv") == before
+
+
+def test_a_snapshot_that_cannot_be_taken_is_an_install_error_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    (site / "pkg").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text("")
+    blocker = tmp_path / "prefix"
+    blocker.write_text("a file where the environment's prefix should be")
+    with pytest.raises(InstallError, match="cannot take the rollback snapshot") as info:
+        Snapshot([site], blocker / ".wheelfit-rollback-1")
+    assert "\n" not in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prefix", "site-packages"]

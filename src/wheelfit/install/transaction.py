@@ -21,6 +21,10 @@ from .errors import InstallError
 __all__ = ["Snapshot", "env_lock"]
 
 
+def _why(exc: OSError) -> str:
+    return f"{exc.strerror or type(exc).__name__}: {exc.filename}" if exc.filename else str(exc)
+
+
 def _link_or_copy(src: str, dst: str) -> None:
     try:
         os.link(src, dst, follow_symlinks=False)
@@ -36,14 +40,21 @@ class Snapshot:
     def __init__(self, dirs: Sequence[Path], workdir: Path) -> None:
         self.workdir = workdir
         self.saved: list[tuple[Path, Path | None]] = []
-        workdir.mkdir(parents=True)
-        for i, d in enumerate(dirs):
-            if d.is_dir():
-                copy = workdir / str(i)
-                shutil.copytree(d, copy, symlinks=True, copy_function=_link_or_copy)
-                self.saved.append((d, copy))
-            else:
-                self.saved.append((d, None))
+        try:
+            workdir.mkdir(parents=True)
+            for i, d in enumerate(dirs):
+                if d.is_dir():
+                    copy = workdir / str(i)
+                    shutil.copytree(d, copy, symlinks=True, copy_function=_link_or_copy)
+                    self.saved.append((d, copy))
+                else:
+                    self.saved.append((d, None))
+        except OSError as exc:
+            self.discard()
+            raise InstallError(
+                f"cannot take the rollback snapshot in {workdir.parent} ({_why(exc)}); nothing was installed. "
+                "Is the environment writable by you? A virtual environment of your own always is"
+            ) from exc
 
     def restore(self) -> None:
         for i, (d, copy) in enumerate(self.saved):
@@ -68,7 +79,14 @@ def env_lock(prefix: Path, timeout: float = 300.0) -> Iterator[None]:
         yield
         return
     path = prefix / ".wheelfit.lock"
-    with open(path, "a") as handle:
+    try:
+        handle = open(path, "a")  # noqa: SIM115 - closed by the with below; opening is what may fail
+    except OSError as exc:
+        raise InstallError(
+            f"cannot create the lock file {path} ({_why(exc)}); nothing was installed. "
+            "Is the environment writable by you? A virtual environment of your own always is"
+        ) from exc
+    with handle:
         deadline = time.monotonic() + timeout
         while True:
             try:
