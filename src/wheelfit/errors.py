@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ProviderError", "ReportError", "WheelfitError"]
+__all__ = ["ProviderError", "ReportError", "WheelfitError", "first_line"]
 
 
 class WheelfitError(Exception):
@@ -15,3 +15,9 @@ class ReportError(WheelfitError, ValueError):
 
 class ProviderError(WheelfitError):
     """A detector plugin could not be loaded."""
+
+
+def first_line(exc: BaseException) -> str:
+    """A third-party error's own first line: packaging's parse errors add a drawing of the input with a caret under
+    the fault, which does not belong in a one-line message."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

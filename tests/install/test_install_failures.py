@@ -114,3 +114,10 @@ def test_a_snapshot_that_cannot_be_taken_is_an_install_error_and_leaves_nothing_
         Snapshot([site], blocker / ".wheelfit-rollback-1")
     assert "\n" not in str(info.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prefix", "site-packages"]
+
+
+def test_an_unreadable_requirement_is_one_line(index: Index, env: dict[str, str], tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv")
+    code, err = _install(index, python, env, "torch>=", "--target", RTX_4090)
+    assert code == 2
+    assert "cannot read the requirement 'torch>='" in error_line(err)

@@ -73,6 +73,15 @@ def test_bad_target_is_one_line(spec: str, message: str) -> None:
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("requirement", ["torch>=", "torch[", "torch==2.9.*; python_version >"])
+def test_unreadable_requirement_is_one_line(requirement: str) -> None:
+    """packaging's parse errors draw the input with a caret under the fault; the message keeps only its reason."""
+    r = plan(requirement, "--target", "cuda=8.6")
+    assert r.returncode == 2, r.stdout
+    assert f"cannot read the requirement {requirement!r}" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
 def test_target_from_a_saved_report_equals_detecting_that_machine(tmp_path: Path) -> None:
     root = MACHINES / "amd-8x-mi300x" / "root"
     detected = subprocess.run(

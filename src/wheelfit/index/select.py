@@ -17,6 +17,7 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from ..errors import first_line
 from .errors import NoMatchingFileError
 from .filenames import WheelName, parse_wheel_name
 from .links import FileLink
@@ -94,7 +95,7 @@ def _requirement(requirement: str | Requirement) -> Requirement:
     try:
         return requirement if isinstance(requirement, Requirement) else Requirement(requirement)
     except InvalidRequirement as exc:
-        raise NoMatchingFileError(f"{requirement!r} is not a valid requirement ({exc})") from exc
+        raise NoMatchingFileError(f"{requirement!r} is not a valid requirement ({first_line(exc)})") from exc
 
 
 def _python_reason(requires_python: str | None, python: Version) -> str | None:

@@ -14,6 +14,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from ..errors import first_line
 from ..resolve.plan import Plan
 from .backend import BackendRequest, BackendResult, Installer, constraints_text
 from .errors import BackendError, InstallError
@@ -66,7 +67,7 @@ def split_requirements(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         try:
             name = Requirement(spec).name
         except InvalidRequirement as exc:
-            raise InstallError(f"cannot read the requirement {spec!r}: {exc}") from exc
+            raise InstallError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
         (family if is_torch_family(name) else other).append(spec)
     return family, other
 

@@ -20,6 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
+from ..errors import first_line
 from ..fetch.cache import atomic_write, fingerprint
 from .errors import UnsafeWheelError
 
@@ -110,7 +111,7 @@ def read_wheel(path: Path) -> WheelInfo:
         try:
             requires.append(Requirement(line))
         except InvalidRequirement as exc:
-            raise UnsafeWheelError(f"{path.name}: cannot read Requires-Dist {line!r}: {exc}") from exc
+            raise UnsafeWheelError(f"{path.name}: cannot read Requires-Dist {line!r}: {first_line(exc)}") from exc
     return WheelInfo(name, version, tuple(requires))
 
 

@@ -17,6 +17,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from ..errors import first_line
 from ..kb.matrix import Companions, DriverVersion, Knowledge, PlatformBuilds, Release, Variant
 from ..kb.overrides import rocm_known_broken, rocm_overrides
 from ..report import Accelerator, HardwareReport
@@ -51,7 +52,7 @@ class Request:
             try:
                 req = Requirement(spec)
             except InvalidRequirement as exc:
-                raise ResolveError(f"cannot read the requirement {spec!r}: {exc}") from exc
+                raise ResolveError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
             name = canonicalize_name(req.name)
             if name != "torch" and name not in COMPANIONS:
                 raise ResolveError(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
+from ..errors import first_line
 from .errors import VariantError
 from .metadata import Variant
 from .properties import VariantProperty, feature_key
@@ -60,7 +61,7 @@ def requirement_applies(
     try:
         req = Requirement(head)
     except InvalidRequirement as exc:
-        raise VariantError(f"requirement {requirement!r} is not valid ({exc})") from None
+        raise VariantError(f"requirement {requirement!r} is not valid ({first_line(exc)})") from None
     return req, (True if marker is None else evaluate_marker(marker, environment, variant))
 
 
