@@ -104,3 +104,36 @@ def test_override_variables_steer_the_plan() -> None:
     d = json.loads(r.stdout)
     assert d["variant"] == "cu126"
     assert any("NV_VARIANT_PROVIDER_FORCE_SM_ARCH=6.1 overrides detection" in w for w in d["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("args", "variables", "message"),
+    [
+        (("--target", "cuda=8.6,driver=abc"), {}, "--target driver=abc: an NVIDIA driver version looks like"),
+        (("--target", "cuda=8.6"), {"UV_CUDA_DRIVER_VERSION": "latest"}, "UV_CUDA_DRIVER_VERSION=latest"),
+        (
+            ("--target", "cuda=8.6"),
+            {"NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "twelve"},
+            "a CUDA driver version looks like 12.8",
+        ),
+    ],
+)
+def test_a_driver_that_is_not_a_version_is_one_line(
+    args: tuple[str, ...], variables: dict[str, str], message: str
+) -> None:
+    r = plan(*args, **variables)
+    assert r.returncode == 2, r.stdout
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_forced_cuda_driver_version_is_read_as_the_variant_provider_reads_it() -> None:
+    """``13`` is 13.0 and ``12.6.3`` is 12.6 for the NVIDIA variant provider; the planner agrees."""
+    bare = plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="13")
+    dotted = plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="13.0")
+    assert bare.returncode == dotted.returncode == 0, bare.stderr + dotted.stderr
+    assert json.loads(bare.stdout)["variant"] == json.loads(dotted.stdout)["variant"]
+    patch = plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="12.6.3")
+    assert patch.returncode == 0, patch.stderr
+    assert json.loads(patch.stdout)["variant"] == json.loads(
+        plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="12.6").stdout
+    )["variant"]

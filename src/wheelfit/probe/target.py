@@ -85,6 +85,8 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
         raise TargetError(f"--target cpu={level}: use an x86-64 level v1..v4")
     accels: list[Accelerator] = []
     driver = fields.get("driver")
+    if driver is not None and not _is_driver(driver):
+        raise TargetError(f"--target driver={driver}: an NVIDIA driver version looks like 580.95.05")
     for i, cc in enumerate(_plus_list(fields.get("cuda"))):
         if not _is_cc(cc):
             raise TargetError(f"--target cuda={fields['cuda']}: compute capabilities look like 8.6 (joined by +)")
@@ -119,6 +121,20 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
         x86_64_level=("v" + level.lower().removeprefix("x86-64-v").removeprefix("v")) if level else None,
     )
     return HardwareReport(plat, cpu, tuple(accels), sysroot=None)
+
+
+def _major_minor(text: str) -> str | None:
+    """``12.8`` / ``13`` / ``12.6.3`` -> ``12.8`` / ``13.0`` / ``12.6``, as the NVIDIA variant provider reads it."""
+    parts = text.strip().split(".")
+    if not all(p.isdigit() for p in parts):
+        return None
+    return f"{int(parts[0])}.{int(parts[1]) if len(parts) > 1 else 0}"
+
+
+def _is_driver(text: str) -> bool:
+    """Dotted numbers, as NVIDIA writes them (``580.95.05``, ``560.94``)."""
+    parts = text.strip().split(".")
+    return len(parts) >= 2 and all(p.isdigit() for p in parts)
 
 
 def _cuda_for(driver: str | None, windows: bool) -> str | None:
@@ -204,6 +220,15 @@ def apply_overrides(report: HardwareReport, environ: Mapping[str, str]) -> tuple
                 )
             )
     updates: dict[str, Any] = {}
+    if driver and not _is_driver(driver):
+        raise TargetError(f"UV_CUDA_DRIVER_VERSION={driver}: an NVIDIA driver version looks like 580.95.05")
+    if cuda:
+        normal = _major_minor(cuda)
+        if normal is None:
+            raise TargetError(
+                f"NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION={cuda}: a CUDA driver version looks like 12.8"
+            )
+        cuda = normal
     if driver:
         note("UV_CUDA_DRIVER_VERSION")
         updates["driver_version"] = driver
