@@ -460,7 +460,7 @@ def _cpu_search(kb: Knowledge, machine: Machine, request: Request) -> _Found:
             return _Found(
                 release, version, cpu, why=[f"torch {version} is the newest release matching {request.torch}"]
             )
-    detail = "; ".join(r.reason for r in rejected[:3])
+    detail = "; ".join(list(dict.fromkeys(r.reason for r in rejected))[:3])  # releases often fail alike
     raise ResolveError(
         f"no PyTorch release matches {', '.join(map(str, request.requirements))} on this machine"
         + (f" ({detail})" if detail else "")
