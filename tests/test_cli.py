@@ -100,3 +100,13 @@ def test_fast_path_and_typer_path_print_the_same_report(tmp_path: Path) -> None:
 def test_fast_path_leaves_mistakes_to_typer() -> None:
     r = wheelfit("detect", "--json", "--probe-timeout", "0")
     assert r.returncode == 2 and "0.1" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_misspelt_disabled_provider_is_one_line_on_both_paths() -> None:
+    for args in (("detect", "--json", "--disable-provider", "nvidai"), ("detect", "--disable-provider", "nvidai")):
+        r = wheelfit(*args)
+        assert r.returncode == 2, r.stdout
+        assert r.stderr.strip() == (
+            "wheelfit: error: --disable-provider nvidai: no detector plugin has that name "
+            "(installed: amd, cpu, intel, nvidia)"
+        )

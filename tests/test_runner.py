@@ -6,6 +6,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from wheelfit.errors import ProviderError
 from wheelfit.probe.registry import GROUP, LoadedProvider, discover, load
 from wheelfit.probe.runner import assemble, run_providers
 from wheelfit.report import Platform
@@ -111,5 +114,8 @@ def test_discovery_rules_on_a_made_up_path(tmp_path: Path) -> None:
         ("tpu", "tpu_mod", "other"),
     ]
     assert [e.name for e in discover(disabled=["npu"], path=[str(first), str(second)])] == ["tpu"]
+    typo = r"--disable-provider tpuu: no detector plugin has that name \(installed: npu, tpu\)"
+    with pytest.raises(ProviderError, match=typo):
+        discover(disabled=["tpuu"], path=[str(first), str(second)])
     broken = load(found[0])  # the module does not exist: reported with the distribution's name
     assert broken.provider is None and "could not load provider 'npu' from acme-npu" in (broken.error or "")

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from wheelfit_probekit import Provider
 
+from ..errors import ProviderError
+
 __all__ = ["GROUP", "LoadedProvider", "PluginEntry", "discover", "load"]
 
 GROUP = "wheelfit.providers"
@@ -59,6 +61,7 @@ def discover(disabled: Iterable[str] = (), path: Sequence[str] | None = None) ->
     skip = set(disabled)
     seen_dists: set[str] = set()
     found: dict[str, PluginEntry] = {}
+    names_seen: set[str] = set()
     for entry in sys.path if path is None else path:
         try:
             names = sorted(os.listdir(entry or "."))
@@ -73,8 +76,15 @@ def discover(disabled: Iterable[str] = (), path: Sequence[str] | None = None) ->
                 continue  # shadowed by an earlier sys.path entry, as importlib.metadata does
             seen_dists.add(dist)
             for name, value in _group_lines(os.path.join(entry or ".", dirname, "entry_points.txt")):
+                names_seen.add(name)
                 if name not in skip:
                     found.setdefault(name, PluginEntry(name, value, dist))
+    unknown = sorted(skip - names_seen)
+    if unknown:  # a typo must not silently leave the detector running
+        raise ProviderError(
+            f"--disable-provider {unknown[0]}: no detector plugin has that name "
+            f"(installed: {', '.join(sorted(names_seen)) or 'none'})"
+        )
     return [found[k] for k in sorted(found)]
 
 
