@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import zipfile
 from functools import partial
 from pathlib import Path
@@ -10,6 +12,7 @@ import pytest
 
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit.install.errors import InstallError
+from wheelfit.install.target_env import inspect_env
 from wheelfit.install.transaction import Snapshot
 
 from .conftest import Index, error_line, installed, make_venv, run_wheelfit, tree
@@ -121,3 +124,49 @@ def test_an_unreadable_requirement_is_one_line(index: Index, env: dict[str, str]
     code, err = _install(index, python, env, "torch>=", "--target", RTX_4090)
     assert code == 2
     assert "cannot read the requirement 'torch>='" in error_line(err)
+
+
+def test_an_install_killed_midway_is_undone_before_the_next_one(
+    index: Index, env: dict[str, str], venv_with_cpu_torch: Path, tmp_path: Path
+) -> None:
+    """A SIGKILL gives no chance to roll back: the snapshot stays, and the next install restores it first."""
+    python = venv_with_cpu_torch
+    prefix = tmp_path / "venv"
+    target = inspect_env(str(python), env)
+    before = tree(prefix)
+    Snapshot(target.install_dirs, prefix / ".wheelfit-rollback-999999")  # taken by the run that was killed
+    site = Path(target.install_dirs[0])
+    (site / "half_installed.py").write_text("# written by the installer before it was killed\n")
+    shutil.rmtree(site / "torch")  # and the old torch already removed
+
+    dry = run_wheelfit(["install", "torch", "--target", "os=linux", "--python", str(python), "--dry-run", "--json",
+                        "--pytorch-index", index.pytorch, "--index-url", index.default], env)  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert any("was interrupted" in n for n in json.loads(dry.stdout)["notes"])
+    assert (site / "half_installed.py").exists()  # a dry run changes nothing, not even this
+
+    code, err = _install(index, python, env, "torch", "--target", "os=linux", "--no-verify")
+    assert code == 0, err
+    assert not (site / "half_installed.py").exists()
+    assert not list(prefix.glob(".wheelfit-rollback-*"))
+    assert tree(prefix) == before  # put back, then the same plan found nothing to change
+    assert installed(python, env)["torch"] == "2.15.0+cpu"
+
+
+def test_a_snapshot_cut_short_is_deleted_and_one_of_other_directories_is_refused(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    prefix = tmp_path / "venv"
+    (prefix / ".wheelfit-rollback-1").mkdir()  # no manifest: killed while the snapshot was being taken
+    code, err = _install(index, python, env, "torch", "--target", "os=linux", "--no-verify")
+    assert code == 0, err
+    assert not list(prefix.glob(".wheelfit-rollback-*"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    Snapshot([elsewhere], prefix / ".wheelfit-rollback-2")
+    before = tree(prefix)
+    code, err = _install(index, python, env, "torch", "--target", "os=linux", "--no-verify")
+    assert code == 2
+    assert "a rollback snapshot of other directories" in error_line(err)
+    assert elsewhere.is_dir() and tree(prefix) == before

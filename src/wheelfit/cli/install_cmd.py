@@ -334,6 +334,8 @@ def _render_install(result: InstallResult, env: TargetEnv, verification: Verific
 
     con = Console()
     plan = result.plan
+    for note in result.notes:
+        con.print(f"[yellow]![/] {note}")
     head = "Would install" if result.dry_run else "Installed"
     con.print(f"[bold green]{head} torch {plan.torch_version}+{plan.variant}[/] into {env.prefix} ({result.backend})")
     con.print(f"[bold]From {plan.index_url}[/] (torch-family, checked by sha256)")

@@ -21,7 +21,7 @@ from .errors import BackendError, InstallError
 from .family import TORCH_FAMILY, is_torch_family
 from .gather import FetchedWheel, WheelSource, gather_family
 from .target_env import TargetEnv
-from .transaction import Snapshot, env_lock
+from .transaction import SNAPSHOT_PREFIX, Snapshot, env_lock, interrupted, recover_interrupted
 
 __all__ = ["InstallResult", "install_plan", "split_requirements"]
 
@@ -36,6 +36,8 @@ class InstallResult:
     installs: tuple[str, ...]
     removes: tuple[str, ...]
     dry_run: bool
+    #: What the user should know beyond the install itself (an interrupted earlier install was undone).
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +58,7 @@ class InstallResult:
             ],
             "installs": list(self.installs),
             "removes": list(self.removes),
+            "notes": list(self.notes),
         }
 
 
@@ -102,13 +105,20 @@ def install_plan(
             environ=environ,
             offline=offline,
         )
+        notes: list[str] = []
         if dry_run:
+            if interrupted(env.prefix):
+                notes.append(
+                    f"an earlier wheelfit install into {env.prefix} was interrupted; a real install first puts the "
+                    "environment back as it was before it"
+                )
             result = installer.install(request)
             if not result.ok:
                 raise BackendError(_explain(installer.name, result, blocked))
         else:
             with env_lock(env.prefix):
-                snapshot = Snapshot(env.install_dirs, env.prefix / f".wheelfit-rollback-{os.getpid()}")
+                notes += recover_interrupted(env.prefix, env.install_dirs)
+                snapshot = Snapshot(env.install_dirs, env.prefix / f"{SNAPSHOT_PREFIX}{os.getpid()}")
                 try:
                     result = installer.install(request)
                 except BaseException:
@@ -118,7 +128,9 @@ def install_plan(
                     snapshot.restore()
                     raise BackendError(_explain(installer.name, result, blocked))
                 snapshot.discard()
-    return InstallResult(plan, installer.name, index_url, tuple(wheels), result.installs, result.removes, dry_run)
+    return InstallResult(
+        plan, installer.name, index_url, tuple(wheels), result.installs, result.removes, dry_run, tuple(notes)
+    )
 
 
 def _explain(backend: str, result: BackendResult, blocked: Sequence[str]) -> str:

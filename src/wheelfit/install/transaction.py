@@ -9,6 +9,7 @@ Files an install writes outside these directories (``.data/data`` into the prefi
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import time
@@ -16,9 +17,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..fetch.cache import atomic_write
 from .errors import InstallError
 
-__all__ = ["Snapshot", "env_lock"]
+__all__ = ["SNAPSHOT_PREFIX", "Snapshot", "env_lock", "interrupted", "recover_interrupted"]
+
+#: ``<prefix>/.wheelfit-rollback-<pid>``: where a running install keeps the environment's previous state.
+SNAPSHOT_PREFIX = ".wheelfit-rollback-"
+_MANIFEST = "snapshot.json"
 
 
 def _why(exc: OSError) -> str:
@@ -49,12 +55,27 @@ class Snapshot:
                     self.saved.append((d, copy))
                 else:
                     self.saved.append((d, None))
+            # Written last: a snapshot without it was cut short before the installer ran, and is only deleted.
+            saved = [[str(d), None if c is None else c.name] for d, c in self.saved]
+            atomic_write(workdir / _MANIFEST, json.dumps({"saved": saved}).encode())
         except OSError as exc:
             self.discard()
             raise InstallError(
                 f"cannot take the rollback snapshot in {workdir.parent} ({_why(exc)}); nothing was installed. "
                 "Is the environment writable by you? A virtual environment of your own always is"
             ) from exc
+
+    @classmethod
+    def load(cls, workdir: Path) -> Snapshot | None:
+        """A snapshot a run left behind, or None if it was cut short (no manifest) or is unreadable."""
+        try:
+            data = json.loads((workdir / _MANIFEST).read_bytes())
+            saved = [(Path(d), None if c is None else workdir / str(c)) for d, c in data["saved"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        snapshot = cls.__new__(cls)
+        snapshot.workdir, snapshot.saved = workdir, saved
+        return snapshot
 
     def restore(self) -> None:
         for i, (d, copy) in enumerate(self.saved):
@@ -67,6 +88,36 @@ class Snapshot:
 
     def discard(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def interrupted(prefix: Path) -> list[Path]:
+    """Snapshots left in ``prefix`` by a run that died mid-install (meaningful only under :func:`env_lock`)."""
+    return sorted(prefix.glob(f"{SNAPSHOT_PREFIX}*"))
+
+
+def recover_interrupted(prefix: Path, install_dirs: Sequence[Path]) -> list[str]:
+    """Put the environment back as it was before an install that was killed midway; call with the lock held.
+
+    Only a complete snapshot of exactly these install directories is restored; one cut short while it was
+    being taken (the installer had not started) is deleted.
+    """
+    notes: list[str] = []
+    for workdir in interrupted(prefix):
+        snapshot = Snapshot.load(workdir)
+        if snapshot is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+            continue
+        if [d for d, _copy in snapshot.saved] != list(install_dirs):
+            raise InstallError(
+                f"{workdir} is a rollback snapshot of other directories than this environment's; "
+                "move it away and check the environment before installing into it"
+            )
+        snapshot.restore()
+        notes.append(
+            f"an earlier wheelfit install into {prefix} was interrupted; the environment was first put back as it "
+            f"was before it ({workdir.name})"
+        )
+    return notes
 
 
 @contextmanager
