@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["STRONG_HASHES", "Hasher", "first_mismatch", "has_strong_hash", "hash_file"]
+__all__ = ["STRONG_HASHES", "Hasher", "bytes_mismatch", "first_mismatch", "has_strong_hash", "hash_file"]
 
 #: The algorithms that count as a real check (pip's ``STRONG_HASHES``); md5/sha1 only catch corruption.
 STRONG_HASHES = ("sha256", "sha384", "sha512")
@@ -51,3 +51,8 @@ def first_mismatch(expected: Mapping[str, str], got: Mapping[str, str]) -> tuple
         if name in got and got[name] != expected[name].lower():
             return name, expected[name].lower(), got[name]
     return None
+
+
+def bytes_mismatch(expected: Mapping[str, str], body: bytes) -> tuple[str, str, str] | None:
+    """:func:`first_mismatch` for a small file already in memory (a PEP 658 metadata file, a variants file)."""
+    return first_mismatch(expected, {name: hashlib.new(name, body).hexdigest() for name in expected})

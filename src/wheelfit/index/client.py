@@ -8,7 +8,6 @@ an unchanged page costs a 304; ``offline`` reads the cache only.
 
 from __future__ import annotations
 
-import hashlib
 from urllib.parse import urlsplit
 
 import httpx
@@ -16,7 +15,7 @@ from packaging.utils import canonicalize_name
 
 from ..fetch.cache import Cache, CachedPage
 from ..fetch.errors import NetworkError
-from ..fetch.hashes import first_mismatch
+from ..fetch.hashes import bytes_mismatch
 from ..fetch.http import RetryPolicy, get, status_error
 from .errors import IndexPageError, OfflineError, ProjectNotFoundError
 from .links import FileLink, ProjectPage, parse_page
@@ -65,8 +64,7 @@ class IndexClient:
             if fresh:
                 self._store(cached)
             return cached.body
-        got = {name: hashlib.new(name, cached.body).hexdigest() for name in link.core_metadata}
-        mismatch = first_mismatch(link.core_metadata, got)
+        mismatch = bytes_mismatch(link.core_metadata, cached.body)
         if mismatch is not None:
             name, expected, actual = mismatch
             raise IndexPageError(

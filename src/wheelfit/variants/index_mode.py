@@ -8,7 +8,6 @@ shared HTTP edge; the deciding is :mod:`wheelfit.variants.choose`.
 
 from __future__ import annotations
 
-import hashlib
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from packaging.version import Version
 
 from ..errors import WheelfitError
 from ..fetch.download import Downloader, DownloadRequest
-from ..fetch.hashes import first_mismatch
+from ..fetch.hashes import bytes_mismatch
 from ..fetch.http import RetryPolicy, get, status_error
 from ..index.client import IndexClient, project_url
 from ..index.errors import ProjectNotFoundError
@@ -89,8 +88,7 @@ def _fetch(client: httpx.Client, link: FileLink, retry: RetryPolicy) -> bytes:
     body = response.content
     if len(body) > _MAX_BYTES:
         raise VariantIndexError(f"{link.url}: larger than {_MAX_BYTES // 1024 // 1024} MiB, not variant metadata")
-    got = {name: hashlib.new(name, body).hexdigest() for name in link.hashes}
-    mismatch = first_mismatch(link.hashes, got)
+    mismatch = bytes_mismatch(link.hashes, body)
     if mismatch is not None:
         name, expected, actual = mismatch
         raise VariantIndexError(
