@@ -133,8 +133,10 @@ def test_a_forced_cuda_driver_version_is_read_as_the_variant_provider_reads_it()
     """``13`` is 13.0 and ``12.6.3`` is 12.6 for the NVIDIA variant provider; the planner agrees."""
     bare = plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="13")
     dotted = plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="13.0")
-    assert bare.returncode == dotted.returncode == 0, bare.stderr + dotted.stderr
+    prefixed = plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="v13")
+    assert bare.returncode == dotted.returncode == prefixed.returncode == 0, bare.stderr + dotted.stderr
     assert json.loads(bare.stdout)["variant"] == json.loads(dotted.stdout)["variant"]
+    assert json.loads(prefixed.stdout)["variant"] == json.loads(dotted.stdout)["variant"]
     patch = plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="12.6.3")
     assert patch.returncode == 0, patch.stderr
     assert json.loads(patch.stdout)["variant"] == json.loads(

@@ -123,18 +123,10 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
     return HardwareReport(plat, cpu, tuple(accels), sysroot=None)
 
 
-def _major_minor(text: str) -> str | None:
-    """``12.8`` / ``13`` / ``12.6.3`` -> ``12.8`` / ``13.0`` / ``12.6``, as the NVIDIA variant provider reads it."""
-    parts = text.strip().split(".")
-    if not all(p.isdigit() for p in parts):
-        return None
-    return f"{int(parts[0])}.{int(parts[1]) if len(parts) > 1 else 0}"
-
-
 def _is_driver(text: str) -> bool:
-    """Dotted numbers, as NVIDIA writes them (``580.95.05``, ``560.94``)."""
-    parts = text.strip().split(".")
-    return len(parts) >= 2 and all(p.isdigit() for p in parts)
+    from wheelfit_nvidia.versions import is_driver_version
+
+    return is_driver_version(text)
 
 
 def _cuda_for(driver: str | None, windows: bool) -> str | None:
@@ -223,12 +215,14 @@ def apply_overrides(report: HardwareReport, environ: Mapping[str, str]) -> tuple
     if driver and not _is_driver(driver):
         raise TargetError(f"UV_CUDA_DRIVER_VERSION={driver}: an NVIDIA driver version looks like 580.95.05")
     if cuda:
-        normal = _major_minor(cuda)
-        if normal is None:
+        from wheelfit_nvidia.versions import cuda_major_minor
+
+        parsed = cuda_major_minor(cuda)  # read as the NVIDIA variant provider reads it: 13 -> 13.0
+        if parsed is None:
             raise TargetError(
                 f"NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION={cuda}: a CUDA driver version looks like 12.8"
             )
-        cuda = normal
+        cuda = f"{parsed[0]}.{parsed[1]}"
     if driver:
         note("UV_CUDA_DRIVER_VERSION")
         updates["driver_version"] = driver

@@ -21,6 +21,8 @@ from typing import Any
 
 from wheelfit_probekit import System
 
+from .versions import cuda_major_minor
+
 __all__ = [
     "FORCE_CUDA_DRIVER_VERSION",
     "FORCE_SM_ARCH",
@@ -44,7 +46,6 @@ SM_MAJORS = range(5, 13)
 #: Below this compute capability the reference offers no ``sm_arch`` feature.
 MIN_SM = (5, 0)
 
-_VERSION = re.compile(r"^\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)*\s*$")
 
 
 class OverrideError(ValueError):
@@ -118,14 +119,14 @@ def _cuda_driver_version(gpus: Sequence[Mapping[str, Any]], environ: Mapping[str
     """The forced version as given (the reference checks no range then), else the driver's, within 11.0-15.20."""
     forced = environ.get(FORCE_CUDA_DRIVER_VERSION)
     if forced:
-        parsed = _parse_version(forced)
+        parsed = cuda_major_minor(forced)
         if parsed is None:
             raise OverrideError(
                 f"{FORCE_CUDA_DRIVER_VERSION}={forced!r} is not a CUDA version: set it to MAJOR.MINOR "
                 "(for example 12.8) or unset it"
             )
         return parsed
-    found = [v for v in (_parse_version(str(g.get("cuda_driver_version") or "")) for g in gpus) if v is not None]
+    found = [v for v in (cuda_major_minor(str(g.get("cuda_driver_version") or "")) for g in gpus) if v is not None]
     if not found:
         return None
     umd = max(found)
@@ -156,14 +157,6 @@ def _highest_compute_capability(
         if match:
             found.append((int(match.group(1)), int(match.group(2))))
     return max(found) if found else None
-
-
-def _parse_version(text: str) -> tuple[int, int] | None:
-    """``12.8`` / ``12`` / ``12.8.1`` -> (major, minor), as ``packaging.Version`` reads the release."""
-    match = _VERSION.match(text)
-    if match is None:
-        return None
-    return int(match.group(1)), int(match.group(2) or 0)
 
 
 #: namespace -> pure function over report-shaped data; the contract the wheelfit core relies on.

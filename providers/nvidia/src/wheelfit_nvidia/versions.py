@@ -12,14 +12,24 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["cuda_from_int", "is_driver_version", "max_cuda_for_driver", "version_key"]
+__all__ = ["cuda_from_int", "cuda_major_minor", "is_driver_version", "max_cuda_for_driver", "version_key"]
 
 _DRIVER_RE = re.compile(r"^\d{2,4}(?:\.\d{1,4}){1,2}$")
+_CUDA_RE = re.compile(r"^\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)*\s*$")
 
 
 def is_driver_version(text: str) -> bool:
     """``580.95.05`` / ``581.42`` / ``540.4.0``: two or three dotted numbers, nothing else."""
     return bool(_DRIVER_RE.match(text))
+
+
+def cuda_major_minor(text: str) -> tuple[int, int] | None:
+    """``12.8`` / ``12`` / ``12.8.1`` -> (major, minor), as ``packaging.Version`` reads the release (and as the
+    reference NVIDIA provider reads ``NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION``)."""
+    match = _CUDA_RE.match(text)
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2) or 0)
 
 
 def version_key(text: str) -> tuple[int, ...]:
