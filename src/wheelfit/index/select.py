@@ -22,7 +22,7 @@ from .errors import NoMatchingFileError
 from .filenames import WheelName, parse_wheel_name
 from .links import FileLink
 
-__all__ = ["Rejected", "Selection", "select_wheel"]
+__all__ = ["Rejected", "Selection", "requires_python_problem", "select_wheel"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def select_wheel(
             continue
         if not req.specifier.contains(wheel.version, prereleases=True if exact else None):
             continue
-        reason = _python_reason(link.requires_python, python)
+        reason = requires_python_problem(link.requires_python, python)
         if reason is None and link.yanked is not None and not exact:
             reason = "yanked (only an exact pin takes a yanked file)"
         if reason is None:
@@ -98,7 +98,8 @@ def _requirement(requirement: str | Requirement) -> Requirement:
         raise NoMatchingFileError(f"{requirement!r} is not a valid requirement ({first_line(exc)})") from exc
 
 
-def _python_reason(requires_python: str | None, python: Version) -> str | None:
+def requires_python_problem(requires_python: str | None, python: Version) -> str | None:
+    """Why a file's Requires-Python excludes ``python`` (a malformed one excludes it too), or None."""
     if not requires_python:
         return None
     try:

@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..index.links import FileLink
+from ..index.select import requires_python_problem
 from ..report import Accelerator, HardwareReport
 from ..resolve.coverage import cuda_runs, describe_archs, sm_tuple
 from ..resolve.machine import Machine, ResolveError
@@ -282,7 +283,7 @@ def _wheels(
             wheel: VariantWheelName = parse_wheel_name(link.filename)
         except VariantError:
             continue
-        if wheel.name != name or wheel.label is None or not _python_fits(link.requires_python, python):
+        if wheel.name != name or wheel.label is None or requires_python_problem(link.requires_python, python):
             continue
         ranks = [priority[t] for t in wheel.tags if t in priority]
         if not ranks:
@@ -292,15 +293,6 @@ def _wheels(
         if wheel.label not in slot or key > slot[wheel.label][0]:
             slot[wheel.label] = (key, link)
     return {v: {label: item[1] for label, item in labels.items()} for v, labels in best.items()}
-
-
-def _python_fits(requires_python: str | None, python: Version) -> bool:
-    if not requires_python:
-        return True
-    try:
-        return SpecifierSet(requires_python).contains(python, prereleases=True)
-    except InvalidSpecifier:
-        return False
 
 
 def _usable(a: Accelerator) -> bool:
