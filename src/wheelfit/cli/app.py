@@ -163,9 +163,10 @@ def _variant_mode(report: HardwareReport, request: Request, url: str, offline: b
 
     from packaging.utils import canonicalize_name
 
-    from ..fetch import Cache, Downloader, default_cache_dir, make_client
+    from ..fetch import Downloader, make_client
     from ..index.client import IndexClient
     from ..variants.index_mode import plan_from_variant_index
+    from .commands import user_cache
 
     if offline:
         return None, [f"--offline: {url} not read; planned from the per-variant indexes"]
@@ -177,7 +178,7 @@ def _variant_mode(report: HardwareReport, request: Request, url: str, offline: b
             f"--variant-index {url!r} is not an http(s) URL; give e.g. https://download.pytorch.org/whl/variant"
         )
     url = url.strip().rstrip("/")
-    cache = Cache(default_cache_dir(os.environ, sys.platform, Path.home()))
+    cache = user_cache()
     with make_client() as client:
         plan = plan_from_variant_index(
             report,

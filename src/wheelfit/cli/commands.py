@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import WheelfitError
 
-__all__ = ["run_detect"]
+if TYPE_CHECKING:
+    from ..fetch.cache import Cache
+
+__all__ = ["run_detect", "user_cache"]
 
 
 def run_detect(as_json: bool, sysroot: Path | None, probe_timeout: float, disable: Sequence[str]) -> None:
@@ -26,3 +31,10 @@ def run_detect(as_json: bool, sysroot: Path | None, probe_timeout: float, disabl
     from .render import render_report
 
     render_report(report)
+
+
+def user_cache() -> Cache:
+    """The download and page cache of this user (``WHEELFIT_CACHE_DIR`` or the platform's cache directory)."""
+    from ..fetch.cache import Cache, default_cache_dir
+
+    return Cache(default_cache_dir(os.environ, sys.platform, Path.home()))

@@ -17,6 +17,7 @@ from .app import SysrootOpt, TimeoutOpt, app
 if TYPE_CHECKING:
     from types import TracebackType
 
+    import httpx
     from rich.console import Console
     from rich.progress import Progress as Bars
     from rich.progress import TaskID
@@ -159,8 +160,10 @@ def install(
     backend = _backend(installer, env)
     if not as_json:
         _import_in_background("rich.console")  # for the summary; loads while the installer runs
-    with _Downloads(quiet=as_json) as downloads:
-        source = _source(plan.index_url, config.offline, downloads.update)
+    from ..fetch import make_client
+
+    with make_client() as client, _Downloads(quiet=as_json) as downloads:
+        source = _source(client, plan.index_url, config.offline, downloads.update)
         result = install_plan(
             plan,
             env,
@@ -199,14 +202,15 @@ def verify(
     from packaging.version import Version
 
     from ..index.config import resolve_index_config
-    from ..install.target_env import inspect_env
+    from ..install.target_env import start_inspect
     from ..install.verify import probe_torch
     from ..install.verify import verify as check
 
     base = resolve_index_config(os.environ, pytorch_index=pytorch_index).pytorch_base
     py = _python(python)
+    pending = start_inspect(py, os.environ)  # the environment is described while torch imports
     facts = probe_torch(py, os.environ)
-    env = inspect_env(py, os.environ)
+    env = pending.result()
     public = Version(facts.version).public
     plan = _plan(
         [f"torch=={public}"], _report(target, sysroot, probe_timeout, lambda: _full_python(env)), kb_file, False, base
@@ -244,13 +248,13 @@ def _backend(name: str, env: TargetEnv) -> Installer:
     return UvInstaller(uv=find_uv())
 
 
-def _source(index_url: str, offline: bool, progress: Callable[[Progress], None]) -> IndexSource:
-    from ..fetch import Cache, Downloader, default_cache_dir, make_client
+def _source(client: httpx.Client, index_url: str, offline: bool, progress: Callable[[Progress], None]) -> IndexSource:
+    from ..fetch import Downloader
     from ..index.client import IndexClient
     from ..install.source import IndexSource
+    from .commands import user_cache
 
-    cache = Cache(default_cache_dir(os.environ, sys.platform, Path.home()))
-    client = make_client()
+    cache = user_cache()
     return IndexSource(
         index_url,
         IndexClient(client, cache, offline=offline),
