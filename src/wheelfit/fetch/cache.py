@@ -152,13 +152,8 @@ class Cache:
 
     def record(self, url: str, path: Path, digests: Mapping[str, str]) -> None:
         """Note what ``path`` hashed to, and its :func:`fingerprint` then: while that holds, it is not re-read."""
-        info = {
-            "url": url,
-            "filename": path.name,
-            "size": path.stat().st_size,
-            "hashes": dict(digests),
-            "fingerprint": fingerprint(path),
-        }
+        stamp = fingerprint(path)
+        info = {"url": url, "filename": path.name, "size": stamp[0], "hashes": dict(digests), "fingerprint": stamp}
         atomic_write(self.entry_dir(url) / "info.json", json.dumps(info, indent=1).encode())
 
     def recorded(self, url: str) -> dict[str, Any] | None:
