@@ -13,7 +13,7 @@ narrows them to the values the machine supports: pass the variant from
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
@@ -24,9 +24,14 @@ from .errors import VariantError
 from .metadata import Variant
 from .properties import VariantProperty, feature_key
 
-__all__ = ["VariantEnvironment", "evaluate_marker", "requirement_applies"]
+__all__ = ["VariantEnvironment", "evaluate_marker", "plain_requirement", "reduce_marker", "requirement_applies"]
 
 _SET_NAMES = ("variant_namespaces", "variant_features", "variant_properties")
+_VARIANT_NAMES = re.compile(r"\bvariant_(?:label|namespaces|features|properties)\b")
+
+#: A marker partly evaluated: ``True``/``False``, or the text of what is left and whether that text is an ``or``
+#: at its top level (it needs parentheses inside an ``and``).
+_Residual = bool | tuple[str, bool]
 _TOKEN_RE = re.compile(
     r"""\s*(?:(?P<str>'[^']*'|"[^"]*")|(?P<op>===|==|!=|<=|>=|~=|<|>)|(?P<paren>[()])|(?P<word>[A-Za-z_][A-Za-z0-9_.]*))"""
 )
@@ -44,9 +49,14 @@ class VariantEnvironment:
         """The variables for a wheel: its (narrowed) variant, or ``None`` for a non-variant wheel."""
         if variant is None:
             return cls()
-        props = variant.properties()
+        return cls.from_properties(variant.label, variant.properties())
+
+    @classmethod
+    def from_properties(cls, label: str, properties: Iterable[VariantProperty | str]) -> VariantEnvironment:
+        """The variables for ``label`` with these (narrowed) properties, e.g. as a plan records them."""
+        props = [p if isinstance(p, VariantProperty) else VariantProperty.parse(p) for p in properties]
         return cls(
-            label=variant.label,
+            label=label,
             namespaces=frozenset(p.namespace for p in props),
             features=frozenset(f"{p.namespace} :: {p.feature}" for p in props),
             properties=frozenset(str(p) for p in props),
@@ -63,6 +73,31 @@ def requirement_applies(
     except InvalidRequirement as exc:
         raise VariantError(f"requirement {requirement!r} is not valid ({first_line(exc)})") from None
     return req, (True if marker is None else evaluate_marker(marker, environment, variant))
+
+
+def reduce_marker(marker: str, variant: VariantEnvironment) -> bool | str:
+    """Evaluate only the variant comparisons of ``marker``: ``True``/``False`` when that decides it, else the
+    marker that is left (every other comparison kept for the installer to evaluate).
+
+    PEP 825 (Backwards Compatibility) suggests exactly this partial evaluation for wheels meant for installers
+    that do not know the variant variables."""
+    result = _Parser(marker, {}, variant, residual=True).parse_residual()
+    return result if isinstance(result, bool) else result[0]
+
+
+def plain_requirement(requirement: str, variant: VariantEnvironment) -> str | None:
+    """``requirement`` with its variant comparisons evaluated for ``variant``; ``None`` when they rule it out.
+
+    A requirement whose marker uses no variant variable is returned unchanged, byte for byte."""
+    head, marker = _split(requirement)
+    if marker is None or not _VARIANT_NAMES.search(marker):
+        return requirement
+    rest = reduce_marker(marker, variant)
+    if rest is False:
+        return None
+    if rest is True:
+        return head
+    return f"{head} ; {rest}" if "@" in head else f"{head}; {rest}"
 
 
 def _split(requirement: str) -> tuple[str, str | None]:
@@ -82,10 +117,16 @@ def evaluate_marker(marker: str, environment: Mapping[str, str], variant: Varian
 
 
 class _Parser:
-    def __init__(self, text: str, environment: Mapping[str, str], variant: VariantEnvironment) -> None:
+    """Recursive descent over PEP 508's marker grammar. With ``residual`` it evaluates the variant comparisons
+    only and returns the rest as text (:data:`_Residual`); otherwise every comparison, to a bool."""
+
+    def __init__(
+        self, text: str, environment: Mapping[str, str], variant: VariantEnvironment, *, residual: bool = False
+    ) -> None:
         self.text = text
         self.env = {"extra": "", **environment}
         self.variant = variant
+        self.residual = residual
         self.tokens = self._tokenize(text)
         self.pos = 0
 
@@ -100,7 +141,7 @@ class _Parser:
                 break
             m = _TOKEN_RE.match(text, pos)
             if m is None or m.end() == pos:
-                raise self.fail(f"cannot read it at {text[pos:pos + 20]!r}")
+                raise self.fail(f"cannot read it at {text[pos : pos + 20]!r}")
             kind = m.lastgroup or ""
             out.append((kind, m[kind]))
             pos = m.end()
@@ -117,28 +158,32 @@ class _Parser:
         return tok
 
     def parse(self) -> bool:
+        result = self.parse_residual()
+        if not isinstance(result, bool):  # only a parser made with residual=True leaves text
+            raise TypeError("parse() of a residual parser: call parse_residual()")
+        return result
+
+    def parse_residual(self) -> _Residual:
         result = self.parse_or()
         if self.peek() is not None:
             raise self.fail(f"unexpected {self.peek()[1]!r}")  # type: ignore[index]
         return result
 
-    def parse_or(self) -> bool:
+    def parse_or(self) -> _Residual:
         result = self.parse_and()
         while self.peek() == ("word", "or"):
             self.take()
-            rhs = self.parse_and()
-            result = result or rhs
+            result = _or(result, self.parse_and())
         return result
 
-    def parse_and(self) -> bool:
+    def parse_and(self) -> _Residual:
         result = self.parse_atom()
         while self.peek() == ("word", "and"):
             self.take()
-            rhs = self.parse_atom()
-            result = result and rhs
+            result = _and(result, self.parse_atom())
         return result
 
-    def parse_atom(self) -> bool:
+    def parse_atom(self) -> _Residual:
         if self.peek() == ("paren", "("):
             self.take()
             result = self.parse_or()
@@ -167,11 +212,13 @@ class _Parser:
             return "not in"
         raise self.fail(f"expected a comparison operator, found {value!r}")
 
-    def compare(self, lhs: tuple[str, str], op: str, rhs: tuple[str, str]) -> bool:
+    def compare(self, lhs: tuple[str, str], op: str, rhs: tuple[str, str]) -> _Residual:
         names = {lhs[1] if lhs[0] == "var" else None, rhs[1] if rhs[0] == "var" else None}
         if "variant_label" in names or names & set(_SET_NAMES):
             return self.compare_variant(lhs, op, rhs)
         expr = f"{_render(lhs)} {op} {_render(rhs)}"
+        if self.residual:
+            return (expr, False)
         try:
             return Marker(expr).evaluate(self.env)
         except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName) as exc:
@@ -205,6 +252,31 @@ class _Parser:
         if name == "variant_features":
             return self.variant.features
         return self.variant.properties
+
+
+def _and(left: _Residual, right: _Residual) -> _Residual:
+    if left is False or right is False:
+        return False
+    if left is True:
+        return right
+    if right is True:
+        return left
+    return (f"{_grouped(left)} and {_grouped(right)}", False)
+
+
+def _or(left: _Residual, right: _Residual) -> _Residual:
+    if left is True or right is True:
+        return True
+    if left is False:
+        return right
+    if right is False:
+        return left
+    return (f"{left[0]} or {right[0]}", True)
+
+
+def _grouped(part: tuple[str, bool]) -> str:
+    text, is_or = part
+    return f"({text})" if is_or else text
 
 
 def _normal(name: str, literal: str) -> str:
