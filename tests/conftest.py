@@ -20,7 +20,7 @@ def hermetic_env(**extra: str) -> dict[str, str]:
     return env
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def realdata() -> Path:
     if not REALDATA.is_dir():
         pytest.fail(f"recorded real data not found at {REALDATA}; tests need the shared/ folder beside the repository")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import shutil
 import zipfile
 from collections.abc import Sequence
@@ -18,9 +19,10 @@ from html import escape
 from pathlib import Path
 
 from tests.support.static import serve_directory
-from tests.support.wheels import make_wheel
+from tests.support.wheels import make_wheel, torch_version_attrs
+from wheelfit.variants.legacy import legacy_variant
 
-__all__ = ["LINUX_X86_64", "TORCH_REQUIRES", "add_variant_wheel", "serve", "write_page"]
+__all__ = ["LINUX_X86_64", "TORCH_REQUIRES", "add_torch_variant_wheel", "add_variant_wheel", "serve", "write_page"]
 
 LINUX_X86_64 = "cp312-cp312-manylinux_2_28_x86_64"
 
@@ -50,6 +52,35 @@ def add_variant_wheel(
 ) -> Path:
     """A real torch wheel named ``torch-<version>-<tag>-<label>.whl`` (PEP 825 filename)."""
     built = make_wheel(directory / ".build" / label, "torch", version, requires=requires, tag=tag)
+    final = directory / built.name.replace(".whl", f"-{label}.whl")
+    shutil.move(built, final)
+    return final
+
+
+def add_torch_variant_wheel(directory: Path, version: str, label: str, *, tag: str, requires: Sequence[str]) -> Path:
+    """A torch-like variant wheel as PyTorch repacks them: no local version in the name or METADATA, while the
+    build inside still says the per-variant build it came from (``torch.__version__ == "2.10.0+cu130"``,
+    ``torch.version.cuda == "13.0"``)."""
+    built_from = legacy_variant(label)
+    assert built_from is not None, label
+    full = f"{version}+{built_from}"
+    version_py = f'__version__ = "{full}"\n' + "".join(
+        f"{key} = {value!r}\n" for key, value in torch_version_attrs(built_from).items()
+    )
+    init_py = f'from torch import version\n\n__version__ = "{full}"\n'
+    built = make_wheel(
+        directory / ".build" / label,
+        "torch",
+        version,
+        requires=requires,
+        tag=tag,
+        files={
+            "torch/__init__.py": init_py,
+            "torch/version.py": version_py,
+            # reference §2.6: the wheel's own variant.json, exactly one variant (properties left out here)
+            f"torch-{version}.dist-info/variant.json": json.dumps({"variants": {label: {}}}, indent=4),
+        },
+    )
     final = directory / built.name.replace(".whl", f"-{label}.whl")
     shutil.move(built, final)
     return final

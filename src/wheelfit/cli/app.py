@@ -138,7 +138,7 @@ def plan(
     request = Request.parse(requirements or ["torch"], allow_cpu=allow_cpu, index_base=pytorch_index)
     result = None
     if variant_index:
-        result, fallback = _variant_mode(report, request, variant_index, offline)
+        result, fallback = variant_mode(report, request, variant_index, offline)
         notes = [*notes, *fallback]
     if result is None:
         result = resolve(report, load_knowledge(kb_file), request)
@@ -156,7 +156,7 @@ def plan(
     render_plan(result)
 
 
-def _variant_mode(report: HardwareReport, request: Request, url: str, offline: bool) -> tuple[Plan | None, list[str]]:
+def variant_mode(report: HardwareReport, request: Request, url: str, offline: bool) -> tuple[Plan | None, list[str]]:
     """The variant-mode plan, or ``None`` and why the per-variant indexes are used instead."""
     import os
     from urllib.parse import urlsplit

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import WheelfitError
-from .app import SysrootOpt, TimeoutOpt, app
+from .app import SysrootOpt, TimeoutOpt, app, variant_mode
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from ..fetch import Progress
+    from ..index.config import IndexConfig
     from ..install.backend import Installer
+    from ..install.gather import WheelSource
     from ..install.run import InstallResult
-    from ..install.source import IndexSource
     from ..install.target_env import TargetEnv
     from ..install.verify import Verification
     from ..report import HardwareReport
@@ -58,6 +59,16 @@ PytorchIndexOpt = Annotated[
     ),
 ]
 KbOpt = Annotated[Path | None, typer.Option("--kb", help="Use this knowledge-base file instead of the built-in one.")]
+VariantIndexOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--variant-index",
+        envvar="WHEELFIT_VARIANT_INDEX",
+        help="A wheel-variant index (e.g. https://download.pytorch.org/whl/variant): take torch's variant wheel "
+        "from it if it serves torch-X-variants.json, else use the per-variant indexes.",
+        metavar="URL",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
@@ -99,11 +110,30 @@ def _report(
     return report
 
 
-def _plan(specs: list[str], report: HardwareReport, kb_file: Path | None, allow_cpu: bool, index: str) -> Plan:
+def _plan(
+    specs: list[str],
+    report: HardwareReport,
+    kb_file: Path | None,
+    allow_cpu: bool,
+    index: str,
+    variant_index: str | None = None,
+    offline: bool = False,
+) -> Plan:
+    """The index-mode plan, or with ``variant_index`` the variant-mode one when that index serves variants
+    metadata (else index mode, and the plan's warnings say why)."""
+    from dataclasses import replace
+
     from ..kb.matrix import load_knowledge
     from ..resolve import Request, resolve
 
-    return resolve(report, load_knowledge(kb_file), Request.parse(specs, allow_cpu=allow_cpu, index_base=index))
+    request = Request.parse(specs, allow_cpu=allow_cpu, index_base=index)
+    notes: list[str] = []
+    if variant_index:
+        plan, notes = variant_mode(report, request, variant_index, offline)
+        if plan is not None:
+            return plan
+    plan = resolve(report, load_knowledge(kb_file), request)
+    return replace(plan, warnings=(*notes, *plan.warnings)) if notes else plan
 
 
 @app.command()
@@ -117,6 +147,7 @@ def install(
     python: PythonOpt = None,
     installer: Annotated[str, typer.Option("--installer", help="Backend: uv or pip.", metavar="uv|pip")] = "uv",
     pytorch_index: PytorchIndexOpt = None,
+    variant_index: VariantIndexOpt = None,
     index_url: Annotated[
         str | None,
         typer.Option(
@@ -156,14 +187,14 @@ def install(
     config = resolve_index_config(os.environ, pytorch_index=pytorch_index, index_url=index_url, offline=offline)
     report = _report(target, sysroot, probe_timeout, lambda: _full_python(pending.result()))
     env = pending.result()
-    plan = _plan(family or ["torch"], report, kb_file, allow_cpu, config.pytorch_base)
+    plan = _plan(family or ["torch"], report, kb_file, allow_cpu, config.pytorch_base, variant_index, config.offline)
     backend = _backend(installer, env)
     if not as_json:
         _import_in_background("rich.console")  # for the summary; loads while the installer runs
     from ..fetch import make_client
 
     with make_client() as client, _Downloads(quiet=as_json) as downloads:
-        source = _source(client, plan.index_url, config.offline, downloads.update)
+        source = _source(client, plan, config, downloads.update)
         result = install_plan(
             plan,
             env,
@@ -196,6 +227,7 @@ def verify(
     probe_timeout: TimeoutOpt = 15.0,
     kb_file: KbOpt = None,
     pytorch_index: PytorchIndexOpt = None,
+    variant_index: VariantIndexOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Import torch in an environment and check it is the build this machine (or --target) should have."""
@@ -212,9 +244,8 @@ def verify(
     facts = probe_torch(py, os.environ)
     env = pending.result()
     public = Version(facts.version).public
-    plan = _plan(
-        [f"torch=={public}"], _report(target, sysroot, probe_timeout, lambda: _full_python(env)), kb_file, False, base
-    )
+    report = _report(target, sysroot, probe_timeout, lambda: _full_python(env))
+    plan = _plan([f"torch=={public}"], report, kb_file, False, base, variant_index)
     verification = check(facts, plan)
     if as_json:
         data = verification.to_dict()
@@ -248,17 +279,30 @@ def _backend(name: str, env: TargetEnv) -> Installer:
     return UvInstaller(uv=find_uv())
 
 
-def _source(client: httpx.Client, index_url: str, offline: bool, progress: Callable[[Progress], None]) -> IndexSource:
+def _source(client: httpx.Client, plan: Plan, config: IndexConfig, progress: Callable[[Progress], None]) -> WheelSource:
+    """Where the torch-family wheels come from: the plan's index; in variant mode its plain-copy adapter."""
     from ..fetch import Downloader
     from ..index.client import IndexClient
-    from ..install.source import IndexSource
+    from ..index.links import FileLink
+    from ..install.source import IndexSource, VariantSource
+    from ..variants.legacy import legacy_variant
+    from ..variants.markers import VariantEnvironment
     from .commands import user_cache
 
     cache = user_cache()
-    return IndexSource(
-        index_url,
-        IndexClient(client, cache, offline=offline),
-        Downloader(client, cache, progress=progress),
+    index = IndexClient(client, cache, offline=config.offline)
+    downloader = Downloader(client, cache, progress=progress)
+    source = IndexSource(plan.index_url, index, downloader)
+    if plan.mode != "variant":
+        return source
+    pin = plan.packages[0]
+    legacy = legacy_variant(plan.variant)
+    fallback = None if legacy is None else IndexSource(config.pytorch_variant_index(legacy), index, downloader)
+    return VariantSource(
+        source,
+        FileLink(pin.filename or "", pin.url or ""),
+        VariantEnvironment.from_properties(plan.variant, plan.variant_properties),
+        fallback,
     )
 
 
@@ -338,10 +382,15 @@ def _render_install(result: InstallResult, env: TargetEnv, verification: Verific
 
     con = Console()
     plan = result.plan
-    for note in result.notes:
+    for note in (*plan.warnings, *result.notes):
         con.print(f"[yellow]![/] {note}")
     head = "Would install" if result.dry_run else "Installed"
-    con.print(f"[bold green]{head} torch {plan.torch_version}+{plan.variant}[/] into {env.prefix} ({result.backend})")
+    build = (
+        f"{plan.torch_version} (variant {plan.variant})"
+        if plan.mode == "variant"
+        else f"{plan.torch_version}+{plan.variant}"
+    )
+    con.print(f"[bold green]{head} torch {build}[/] into {env.prefix} ({result.backend})")
     con.print(f"[bold]From {plan.index_url}[/] (torch-family, checked by sha256)")
     for w in result.wheels:
         why = f"  [dim](needed by {w.needed_by})[/]" if w.needed_by else ""

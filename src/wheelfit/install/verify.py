@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..resolve.coverage import cuda_runs
 from ..resolve.plan import Plan
+from ..variants.legacy import legacy_variant
 from .errors import EnvironmentProbeError
 
 __all__ = ["Check", "TorchFacts", "Verification", "covers", "expected_runtime", "probe_torch", "verify"]
@@ -165,15 +166,26 @@ def _arch_number(num: str) -> bool:
 def verify(facts: TorchFacts, plan: Plan) -> Verification:
     """Compare what torch says with what the plan chose. Pure."""
     checks: list[Check] = []
-    local = "" if plan.platform.startswith("macos") else f"+{plan.variant}"
-    want = f"{plan.torch_version}{local}"
-    try:
-        same = Version(facts.version) == Version(want)
-    except InvalidVersion:
-        same = False
-    checks.append(Check("version", same, f"torch {facts.version}" + ("" if same else f", the plan says {want}")))
+    if plan.mode == "variant":
+        # A variant wheel's version has no local label; the build inside may still say the one it was
+        # repacked from (cuda12.8 <- +cu128).
+        built_from = legacy_variant(plan.variant)
+        checks.append(_variant_version(facts.version, plan.torch_version, built_from))
+        if built_from is None:
+            checks.append(Check("runtime", None, f"variant {plan.variant} is not one of PyTorch's; not checked"))
+            return Verification(facts, (*checks, *_gpu_checks(facts)))
+        runtime_of = built_from
+    else:
+        local = "" if plan.platform.startswith("macos") else f"+{plan.variant}"
+        want = f"{plan.torch_version}{local}"
+        try:
+            same = Version(facts.version) == Version(want)
+        except InvalidVersion:
+            same = False
+        checks.append(Check("version", same, f"torch {facts.version}" + ("" if same else f", the plan says {want}")))
+        runtime_of = plan.variant
 
-    kind, version = expected_runtime(plan.variant)
+    kind, version = expected_runtime(runtime_of)
     runtime = {"cuda": facts.cuda, "hip": facts.hip, "xpu": facts.xpu}
     if kind == "cpu":
         extra = {k: v for k, v in runtime.items() if v}
@@ -190,7 +202,21 @@ def verify(facts: TorchFacts, plan: Plan) -> Verification:
         others = [k for k, v in runtime.items() if v and k != kind]
         if others:
             checks.append(Check("runtime", False, f"also carries {', '.join(others)}: not the planned build"))
+    return Verification(facts, (*checks, *_gpu_checks(facts)))
 
+
+def _variant_version(have: str, public: str, built_from: str | None) -> Check:
+    try:
+        version = Version(have)
+        same = version.public == Version(public).public and version.local in (None, built_from)
+    except InvalidVersion:
+        same = False
+    want = public if built_from is None else f"{public} (or {public}+{built_from})"
+    return Check("version", same, f"torch {have}" + ("" if same else f", the plan says {want}"))
+
+
+def _gpu_checks(facts: TorchFacts) -> list[Check]:
+    checks: list[Check] = []
     if facts.gpu_error:
         checks.append(Check("gpu", False, f"torch could not query its GPUs: {facts.gpu_error}"))
     elif not facts.gpus:
@@ -206,4 +232,4 @@ def verify(facts: TorchFacts, plan: Plan) -> Verification:
                 "the build has kernels for it" if ok else f"no kernels for it in {', '.join(facts.arch_list) or '[]'}"
             )
             checks.append(Check("gpu", ok, detail))
-    return Verification(facts, tuple(checks))
+    return checks

@@ -53,6 +53,9 @@ class Plan:
     python: str = ""
     #: Variant mode: the chosen wheel's Requires-Dist whose markers (variant markers included) hold here.
     dependencies: tuple[str, ...] = ()
+    #: Variant mode: the chosen variant's properties narrowed to what the machine supports (``ns :: f :: v``);
+    #: the variant markers of its dependencies are evaluated with them (PEP 825).
+    variant_properties: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,5 +70,9 @@ class Plan:
             "rejected": [{"variant": r.variant, "version": r.version, "reason": r.reason} for r in self.rejected],
             "warnings": list(self.warnings),
             "env": dict(self.env),
-            **({"dependencies": list(self.dependencies)} if self.mode == "variant" else {}),
+            **(
+                {"dependencies": list(self.dependencies), "variant_properties": list(self.variant_properties)}
+                if self.mode == "variant"
+                else {}
+            ),
         }

@@ -255,6 +255,7 @@ def variant_plan(
         platform=platform,
         python=".".join(parts[:2]),
         dependencies=tuple(deps),
+        variant_properties=tuple(str(p) for p in choice.variant.properties()),
     )
 
 
