@@ -100,10 +100,7 @@ def test_machine_through_the_command(name: str, tmp_path: Path) -> None:
     env = hermetic_env(COLUMNS="200", **spec.get("env", {}))
     r = subprocess.run(
         [sys.executable, "-m", "wheelfit", "detect", "--sysroot", str(work)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
+        capture_output=True, text=True, env=env, timeout=120,
     )
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     for accel in spec.get("accelerators", []):

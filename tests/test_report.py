@@ -17,16 +17,9 @@ def sample() -> HardwareReport:
         Cpu("x86_64", "GenuineIntel", "Xeon", "sapphirerapids", "v4", ("avx512f", "amx_tile")),
         (
             accelerator_from_dict(
-                {
-                    "vendor": "nvidia",
-                    "name": "NVIDIA H100",
-                    "pci_id": "10de:2330",
-                    "source": "nvidia-smi",
-                    "compute_capability": "9.0",
-                    "driver_version": "580.95.05",
-                    "cuda_driver_version": "13.0",
-                    "index": 0,
-                }
+                {"vendor": "nvidia", "name": "NVIDIA H100", "pci_id": "10de:2330", "source": "nvidia-smi",
+                 "compute_capability": "9.0", "driver_version": "580.95.05", "cuda_driver_version": "13.0",
+                 "index": 0}
             ),
         ),
         (ProbeRecord("nvidia", "nvidia-smi", True, 12.5, detail="1 GPU"),),

@@ -19,10 +19,7 @@ from ..conftest import MACHINES, ROOT, hermetic_env
 def plan(*args: str, prefix: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*prefix, sys.executable, "-m", "wheelfit", "plan", *args],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(**env),
-        timeout=120,
+        capture_output=True, text=True, env=hermetic_env(**env), timeout=120,
     )
 
 
@@ -89,11 +86,7 @@ def test_target_from_a_saved_report_equals_detecting_that_machine(tmp_path: Path
     root = MACHINES / "amd-8x-mi300x" / "root"
     detected = subprocess.run(
         [sys.executable, "-m", "wheelfit", "detect", "--json", "--sysroot", str(root)],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(),
-        timeout=120,
-        check=True,
+        capture_output=True, text=True, env=hermetic_env(), timeout=120, check=True,
     ).stdout
     saved = tmp_path / "mi300x.json"
     saved.write_text(detected)
@@ -105,9 +98,8 @@ def test_target_from_a_saved_report_equals_detecting_that_machine(tmp_path: Path
 
 
 def test_override_variables_steer_the_plan() -> None:
-    r = plan(
-        "--json", "--target", "os=linux", NV_VARIANT_PROVIDER_FORCE_SM_ARCH="6.1", UV_CUDA_DRIVER_VERSION="580.95.05"
-    )
+    r = plan("--json", "--target", "os=linux", NV_VARIANT_PROVIDER_FORCE_SM_ARCH="6.1",
+             UV_CUDA_DRIVER_VERSION="580.95.05")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["variant"] == "cu126"
@@ -131,10 +123,7 @@ def test_a_driver_that_is_not_a_version_is_one_line(
 ) -> None:
     r = subprocess.run(
         [sys.executable, "-m", "wheelfit", "plan", *args],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(**variables),
-        timeout=120,
+        capture_output=True, text=True, env=hermetic_env(**variables), timeout=120,
     )
     assert r.returncode == 2, r.stdout
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -150,9 +139,6 @@ def test_a_forced_cuda_driver_version_is_read_as_the_variant_provider_reads_it()
     assert json.loads(prefixed.stdout)["variant"] == json.loads(dotted.stdout)["variant"]
     patch = plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="12.6.3")
     assert patch.returncode == 0, patch.stderr
-    assert (
-        json.loads(patch.stdout)["variant"]
-        == json.loads(
-            plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="12.6").stdout
-        )["variant"]
-    )
+    assert json.loads(patch.stdout)["variant"] == json.loads(
+        plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="12.6").stdout
+    )["variant"]

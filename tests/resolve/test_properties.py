@@ -98,12 +98,9 @@ def test_nvidia_choice_is_valid_and_nothing_preferred_was(
     except ResolveError:
         # Only when no release publishes anything for this platform, Python and requirement.
         assert not any(
-            (b := r.platform(key)) is not None
-            and "cpu" in b.variants
-            and any(
-                Requirement(spec).specifier.contains(v) and f"cp{py.replace('.', '')}" in r.python_tags_for(v, key)
-                for v in r.versions
-            )
+            (b := r.platform(key)) is not None and "cpu" in b.variants
+            and any(Requirement(spec).specifier.contains(v) and f"cp{py.replace('.', '')}" in r.python_tags_for(v, key)
+                    for v in r.versions)
             for r in KB.releases_newest_first()
         )
         return

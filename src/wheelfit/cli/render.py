@@ -12,16 +12,7 @@ from ..resolve.plan import Plan
 __all__ = ["render_report"]
 
 _NOTABLE_FEATURES = (
-    "avx512f",
-    "avx512_bf16",
-    "avx512_fp16",
-    "avx512_vnni",
-    "avx_vnni",
-    "amx_tile",
-    "sve",
-    "sve2",
-    "bf16",
-    "i8mm",
+    "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_tile", "sve", "sve2", "bf16", "i8mm",
 )
 
 
