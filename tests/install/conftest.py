@@ -122,6 +122,13 @@ def installed(python: Path, env: dict[str, str]) -> dict[str, str]:
     return dict(json.loads(out.stdout))
 
 
+def import_torch(python: Path, env: dict[str, str]) -> list[str]:
+    """What ``import torch`` says in that environment: version, torch.version.cuda, torch.version.hip."""
+    script = "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"
+    out = subprocess.run([str(python), "-c", script], capture_output=True, text=True, env=env, check=True)
+    return out.stdout.split()
+
+
 def tree(directory: Path) -> dict[str, str]:
     """Every file under ``directory`` with its sha256: proves 'nothing changed'. The installers' empty lock
     files (uv's ``<venv>/.lock``, wheelfit's ``.wheelfit.lock``) are not part of the environment's state."""

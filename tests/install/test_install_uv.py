@@ -11,15 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Index, error_line, installed, make_venv, run_wheelfit, tree
+from .conftest import Index, error_line, import_torch, installed, make_venv, run_wheelfit, tree
 
 GTX_1080 = "cuda=6.1,driver=580.95.05"
-
-
-def _import_torch(python: Path, env: dict[str, str]) -> list[str]:
-    script = "import torch; print(torch.__version__); print(torch.version.cuda); print(torch.version.hip)"
-    out = subprocess.run([str(python), "-c", script], capture_output=True, text=True, env=env, check=True)
-    return out.stdout.split()
 
 
 def test_installs_the_planned_variant_and_never_the_squatted_versions(
@@ -37,7 +31,7 @@ def test_installs_the_planned_variant_and_never_the_squatted_versions(
     assert have["torchvision"] == "0.29.1+cu126"
     assert have["triton"] == "3.5.1"
     assert have["smallnum"] == "1.0"  # an ordinary dependency still comes from the default index
-    assert _import_torch(python, env) == ["2.14.1+cu126", "12.6", "None"]
+    assert import_torch(python, env) == ["2.14.1+cu126", "12.6", "None"]
     report = json.loads(done.stdout)
     assert {w["name"]: w["url"].split("/pytorch/")[1] for w in report["torch_family"]} == {
         "torch": "cu126/torch/torch-2.14.1+cu126-py3-none-any.whl",
@@ -94,7 +88,7 @@ def test_rocm_build_takes_pytorch_triton_rocm_from_the_variant_index(
     have = installed(python, env)
     assert have["torch"].endswith("+" + json.loads(done.stdout)["plan"]["variant"])
     assert have["pytorch-triton-rocm"] == "3.6.0"  # the default index has 99.0
-    assert _import_torch(python, env)[2].startswith("7.")
+    assert import_torch(python, env)[2].startswith("7.")
 
 
 def test_dry_run_says_what_and_changes_nothing(index: Index, env: dict[str, str], tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import hermetic_env
-from tests.install.conftest import Index, error_line, installed, make_venv, run_wheelfit, tree
+from tests.install.conftest import Index, error_line, import_torch, installed, make_venv, run_wheelfit, tree
 from tests.install.loopback import serve as serve_index
 from tests.support.wheels import make_wheel
 from wheelfit.probe.target import load_target
@@ -104,12 +104,6 @@ def _requires(python: Path, env: dict[str, str]) -> list[str]:
     return list(json.loads(out.stdout))
 
 
-def _torch(python: Path, env: dict[str, str]) -> list[str]:
-    script = "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"
-    out = subprocess.run([str(python), "-c", script], capture_output=True, text=True, env=env, check=True)
-    return out.stdout.split()
-
-
 def test_uv_installs_the_chosen_variant_with_its_dependencies(
     world: World, env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -136,7 +130,7 @@ def test_uv_installs_the_chosen_variant_with_its_dependencies(
         "kernels-sm86": "1.0",
     }
     assert have["torch"] == VERSION
-    assert _torch(python, env) == [f"{VERSION}+cu130", "13.0", "None"]
+    assert import_torch(python, env) == [f"{VERSION}+cu130", "13.0", "None"]
     # The installed METADATA is plain: any later pip or uv resolve can read it.
     assert _requires(python, env) == [
         "smallnum>=1.0",
@@ -184,7 +178,7 @@ def test_pip_installs_rocm_with_the_rocm_triton_from_pytorchs_index(
     )
     have = installed(python, env)
     assert have["pytorch-triton-rocm"] == "3.5.0" and "triton" not in have and "nvidia-rt-cu13" not in have
-    assert _torch(python, env)[1:] == ["None", "7.1.00000-0000000000"]
+    assert import_torch(python, env)[1:] == ["None", "7.1.00000-0000000000"]
     # pip itself accepts what was installed: no unknown marker variables, no missing dependency.
     check = subprocess.run([str(python), "-m", "pip", "check"], capture_output=True, text=True, env=env)
     assert check.returncode == 0, check.stdout + check.stderr
@@ -205,7 +199,7 @@ def test_cpu_machine_gets_the_null_variant_and_dry_run_changes_nothing(
     done = run_wheelfit([*world.args(python, "os=linux"), "--json"], env)
     assert done.returncode == 0, done.stderr
     assert set(installed(python, env)) == {"torch", "smallnum"}
-    assert _torch(python, env) == [f"{VERSION}+cpu", "None", "None"]
+    assert import_torch(python, env) == [f"{VERSION}+cpu", "None", "None"]
 
 
 def test_a_torch_family_dependency_on_neither_pytorch_index_is_a_clear_error(

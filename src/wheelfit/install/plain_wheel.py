@@ -16,12 +16,11 @@ import io
 import json
 import os
 import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 
 from ..errors import first_line
-from ..fetch.cache import atomic_write, fingerprint
+from ..fetch.cache import atomic_file, atomic_write, fingerprint
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
 from ..variants.markers import VariantEnvironment
@@ -122,39 +121,30 @@ def _write(source: Path, archive: zipfile.ZipFile, dest: Path, replace: dict[str
     """Copy ``source``'s members raw, except ``replace``'s, which are written (deflated) after them."""
     infos = sorted(archive.infolist(), key=lambda i: i.header_offset)
     ends = [i.header_offset for i in infos[1:]] + [archive.start_dir]
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-            writer = zipfile.ZipFile(out, "w")
-            for info, end in zip(infos, ends, strict=True):
-                if info.filename in replace:
-                    continue
-                if end < info.header_offset + 30 + info.compress_size:
-                    raise UnsafeWheelError(f"{source.name}: member {info.filename!r} overlaps the next; refusing it")
-                moved = zipfile.ZipInfo(info.filename, info.date_time)
-                for attr in ("compress_type", "comment", "extra", "create_system", "create_version",
-                             "extract_version", "flag_bits", "volume", "internal_attr", "external_attr", "CRC",
-                             "compress_size", "file_size"):  # fmt: skip
-                    setattr(moved, attr, getattr(info, attr))
-                moved.header_offset = out.tell()
-                _copy_range(src, out, info.header_offset, end - info.header_offset)
-                writer.filelist.append(moved)
-                writer.NameToInfo[moved.filename] = moved
-            writer.start_dir = out.tell()
-            for name, data in replace.items():
-                old = archive.NameToInfo.get(name)
-                member = zipfile.ZipInfo(name, old.date_time if old else (1980, 1, 1, 0, 0, 0))
-                member.compress_type = zipfile.ZIP_DEFLATED
-                member.external_attr = old.external_attr if old else 0o644 << 16
-                writer.writestr(member, data)
-            writer.close()
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(dest) as out, source.open("rb") as src:
+        writer = zipfile.ZipFile(out, "w")
+        for info, end in zip(infos, ends, strict=True):
+            if info.filename in replace:
+                continue
+            if end < info.header_offset + 30 + info.compress_size:
+                raise UnsafeWheelError(f"{source.name}: member {info.filename!r} overlaps the next; refusing it")
+            moved = zipfile.ZipInfo(info.filename, info.date_time)
+            for attr in ("compress_type", "comment", "extra", "create_system", "create_version", "extract_version",
+                         "flag_bits", "volume", "internal_attr", "external_attr", "CRC", "compress_size",
+                         "file_size"):  # fmt: skip
+                setattr(moved, attr, getattr(info, attr))
+            moved.header_offset = out.tell()
+            _copy_range(src, out, info.header_offset, end - info.header_offset)
+            writer.filelist.append(moved)
+            writer.NameToInfo[moved.filename] = moved
+        writer.start_dir = out.tell()
+        for name, data in replace.items():
+            old = archive.NameToInfo.get(name)
+            member = zipfile.ZipInfo(name, old.date_time if old else (1980, 1, 1, 0, 0, 0))
+            member.compress_type = zipfile.ZIP_DEFLATED
+            member.external_attr = old.external_attr if old else 0o644 << 16
+            writer.writestr(member, data)
+        writer.close()
 
 
 def _copy_range(src: io.BufferedReader, out: io.BufferedWriter, start: int, length: int) -> None:
