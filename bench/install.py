@@ -7,12 +7,15 @@ the disk is synced before each timed run so one run's writes are not flushed dur
 
 - small: a tiny torch-like wheel, torchvision and one dependency (the tools' own overhead);
 - large: the real PyTorch CPU wheel from /opt/wheels (190 MB) with its real dependencies, fetched once from
-  PyPI into ~/.cache/wheelfit-bench with pip; skipped, and said so, when the wheel is not on this machine.
+  PyPI into ~/.cache/wheelfit-bench with pip; skipped, and said so, when the wheel is not on this machine;
+- variant: the same real wheel as a PyTorch-style variant wheel (label ``null``, Requires-Dist with variant
+  markers, PyTorch's real torch-2.10.0-variants.json) on a loopback variant index: `wheelfit install
+  --variant-index` (which installs its plain copy) against uv installing the original wheel (pip left out).
 
 `wheelfit install` runs with --no-verify (verification imports torch: timed separately as `wheelfit verify`).
 Targets (issue 5): within 1.15x of uv cold and 1.25x warm, at least 2x faster than pip.
 
-    .venv/bin/python bench/install.py [--rounds 3] [--only small|large] [--json]
+    .venv/bin/python bench/install.py [--rounds 3] [--only small|large|variant] [--json]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,12 +39,22 @@ sys.path.insert(0, str(ROOT))
 
 from tests.install.loopback import serve  # noqa: E402 - the repository root must be on sys.path first
 from tests.support.wheels import make_torch_like, make_wheel  # noqa: E402
+from tests.variants_mode.variant_index import serve as serve_static  # noqa: E402
+from tests.variants_mode.variant_index import write_page  # noqa: E402
+
+from wheelfit.install.plain_wheel import record_with, rewrite_wheel  # noqa: E402
 
 BIG_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 BIG_DEPS = ["filelock", "typing-extensions>=4.10.0", "setuptools>=77.0.3", "sympy>=1.13.3", "networkx>=2.5.1",
             "jinja2", "fsspec>=0.8.5"]  # fmt: skip
 DEPS_CACHE = Path.home() / ".cache" / "wheelfit-bench" / "deps"
 TOOLS = ("wheelfit", "uv", "pip")
+REALDATA = ROOT.parent / "shared" / "realdata"
+#: Injected into the real wheel's METADATA, in PyTorch's style; none holds for the null label.
+VARIANT_DEPS = (
+    "nvidia-cublas==13.0.0.19; platform_system == 'Linux' and variant_label == 'cuda13.0'",
+    "triton==3.5.0; platform_system == 'Linux' and 'nvidia' in variant_namespaces",
+)
 
 
 def _hermetic(**extra: str) -> dict[str, str]:
@@ -82,12 +96,32 @@ def _large(root: Path) -> tuple[str, str] | None:
     return "torch==2.13.0", "torch==2.13.0+cpu"
 
 
-def _command(tool: str, url: str, python: Path, plan_req: str, exact: str) -> list[str]:
+def _variant(static: Path) -> Path | None:
+    """``static/whl/variant``: the real wheel as the null variant wheel of torch 2.13.0, markers added."""
+    variants_json = REALDATA / "torch-2.10.0-variants.json"
+    if not BIG_WHEEL.is_file() or not variants_json.is_file():
+        return None
+    index = static / "whl" / "variant"
+    index.mkdir(parents=True, exist_ok=True)
+    dist = "torch-2.13.0+cpu.dist-info"
+    with zipfile.ZipFile(BIG_WHEEL) as zf:
+        head, sep, body = zf.read(f"{dist}/METADATA").decode().partition("\n\n")
+        record = zf.read(f"{dist}/RECORD")
+    metadata = (head + "".join(f"\nRequires-Dist: {d}" for d in VARIANT_DEPS) + sep + body).encode()
+    replace = {f"{dist}/METADATA": metadata, f"{dist}/RECORD": record_with(record, f"{dist}/METADATA", metadata)}
+    rewrite_wheel(BIG_WHEEL, index / BIG_WHEEL.name.replace(".whl", "-null.whl"), replace)
+    shutil.copy(variants_json, index / "torch-2.13.0-variants.json")  # the real file, as this version's
+    write_page(index)
+    return index
+
+
+def _command(tool: str, url: str, python: Path, plan_req: str, exact: str, variant_index: str | None) -> list[str]:
     default, variant = f"{url}/default/simple", f"{url}/pytorch/cpu"
     if tool == "wheelfit":
+        mode = ["--variant-index", variant_index] if variant_index else []
         return [str(ROOT / ".venv" / "bin" / "wheelfit"), "install", plan_req, "--target", "os=linux",
                 "--python", str(python), "--pytorch-index", f"{url}/pytorch", "--index-url", default,
-                "--no-verify"]  # fmt: skip
+                "--no-verify", *mode]  # fmt: skip
     if tool == "uv":
         from uv import find_uv_bin
 
@@ -117,29 +151,34 @@ def _run(argv: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
-def _scenario(name: str, root: Path, url: str, reqs: tuple[str, str], rounds: int, work: Path) -> dict[str, object]:
-    times: dict[str, list[float]] = {f"{t} {c}": [] for t in TOOLS for c in ("cold", "warm")}
+def _scenario(
+    name: str, url: str, reqs: tuple[str, str], rounds: int, work: Path, variant_index: str | None = None
+) -> dict[str, object]:
+    tools = TOOLS[:2] if variant_index else TOOLS
+    times: dict[str, list[float]] = {f"{t} {c}": [] for t in tools for c in ("cold", "warm")}
     times["wheelfit verify"] = []
     for r in range(rounds):
-        for tool in TOOLS[r % len(TOOLS) :] + TOOLS[: r % len(TOOLS)]:  # each tool goes first in some round
+        for tool in tools[r % len(tools) :] + tools[: r % len(tools)]:  # each tool goes first in some round
             caches = Path(tempfile.mkdtemp(dir=work))
             env = _hermetic(UV_CACHE_DIR=str(caches / "uv"), WHEELFIT_CACHE_DIR=str(caches / "wf"),
                             PIP_CACHE_DIR=str(caches / "pip"))  # fmt: skip
             for state in ("cold", "warm"):
                 with _venv(work) as python:
-                    times[f"{tool} {state}"].append(_run(_command(tool, url, python, *reqs), env))
+                    times[f"{tool} {state}"].append(_run(_command(tool, url, python, *reqs, variant_index), env))
                     if tool == "wheelfit" and state == "warm":
                         verify = [str(ROOT / ".venv" / "bin" / "wheelfit"), "verify", "--python", str(python),
-                                  "--target", "os=linux", "--pytorch-index", f"{url}/pytorch"]  # fmt: skip
+                                  "--target", "os=linux", "--pytorch-index", f"{url}/pytorch",
+                                  *(["--variant-index", variant_index] if variant_index else [])]  # fmt: skip
                         times["wheelfit verify"].append(_run(verify, env))
             shutil.rmtree(caches, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     ratios = {
         "wheelfit/uv cold": med["wheelfit cold"] / med["uv cold"],
         "wheelfit/uv warm": med["wheelfit warm"] / med["uv warm"],
-        "pip/wheelfit cold": med["pip cold"] / med["wheelfit cold"],
-        "pip/wheelfit warm": med["pip warm"] / med["wheelfit warm"],
     }
+    if "pip cold" in med:
+        ratios["pip/wheelfit cold"] = med["pip cold"] / med["wheelfit cold"]
+        ratios["pip/wheelfit warm"] = med["pip warm"] / med["wheelfit warm"]
     return {"scenario": name, "rounds": rounds, "median_s": med, "min_s": {k: min(v) for k, v in times.items()},
             "ratios": ratios}  # fmt: skip
 
@@ -147,23 +186,27 @@ def _scenario(name: str, root: Path, url: str, reqs: tuple[str, str], rounds: in
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", choices=("small", "large"))
+    ap.add_argument("--only", choices=("small", "large", "variant"))
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args()
+    wanted = {args.only} if args.only else {"small", "large", "variant"}
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="wheelfit-bench-") as tmp:
-        root, work = Path(tmp) / "index", Path(tmp) / "work"
+        root, static, work = Path(tmp) / "index", Path(tmp) / "static", Path(tmp) / "work"
         work.mkdir()
-        scenarios = {"small": _small(root) if args.only != "large" else None}
-        if args.only != "small":
+        scenarios = {"small": _small(root) if "small" in wanted else None}
+        if wanted & {"large", "variant"}:
             large = _large(root)
             if large is None:
-                print(f"SKIPPED the large scenario: {BIG_WHEEL} is not on this machine", file=sys.stderr)
-            scenarios["large"] = large
-        with serve(root) as url:
+                print(f"SKIPPED the large and variant scenarios: {BIG_WHEEL} is not here", file=sys.stderr)
+            scenarios["large"] = large if "large" in wanted else None
+            variant = _variant(static) if large is not None and "variant" in wanted else None
+            scenarios["variant"] = large if variant is not None else None
+        with serve(root) as url, serve_static(static) as static_url:
             for name, reqs in scenarios.items():
                 if reqs is not None:
-                    results.append(_scenario(name, root, url, reqs, args.rounds, work))
+                    where = f"{static_url}/whl/variant" if name == "variant" else None
+                    results.append(_scenario(name, url, reqs, args.rounds, work, where))
     if args.json:
         print(json.dumps(results, indent=2))
         return 0

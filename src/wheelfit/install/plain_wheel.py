@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import first_line
@@ -27,7 +28,7 @@ from ..variants.markers import VariantEnvironment
 from ..variants.plain import plain_filename, plain_metadata
 from .errors import UnsafeWheelError
 
-__all__ = ["plain_wheel"]
+__all__ = ["plain_wheel", "record_with", "rewrite_wheel"]
 
 #: METADATA of a real wheel is a few kB; a torch wheel's under 100 kB.
 _MAX_METADATA = 8 * 1024 * 1024
@@ -76,7 +77,7 @@ def _plain_copy(path: Path, filename: str, sha256: str, variant: VariantEnvironm
             if new == old:  # nothing to evaluate: the same bytes under the plain name
                 _link(path, dest)
                 return dest
-            new_record = _record(archive.read(record) if record in archive.NameToInfo else b"", metadata, new)
+            new_record = record_with(archive.read(record) if record in archive.NameToInfo else b"", metadata, new)
             _write(path, archive, dest, {metadata: new, record: new_record})
     except zipfile.BadZipFile as exc:
         raise UnsafeWheelError(
@@ -104,12 +105,12 @@ def _dist_info_files(archive: zipfile.ZipFile, filename: str) -> tuple[str, str]
     return f"{top}/METADATA", f"{top}/RECORD"
 
 
-def _record(old: bytes, metadata: str, new: bytes) -> bytes:
-    """RECORD with METADATA's hash and size brought up to date (PEP 376 / the wheel spec's urlsafe-base64)."""
+def record_with(old: bytes, member: str, new: bytes) -> bytes:
+    """RECORD with ``member``'s hash and size brought up to date (PEP 376 / the wheel spec's urlsafe-base64)."""
     digest = base64.urlsafe_b64encode(hashlib.sha256(new).digest()).rstrip(b"=").decode()
-    entry = [metadata, f"sha256={digest}", str(len(new))]
+    entry = [member, f"sha256={digest}", str(len(new))]
     rows = [row for row in csv.reader(io.StringIO(old.decode("utf-8", "replace"))) if row]
-    rows = [entry if row[0] == metadata else row for row in rows]
+    rows = [entry if row[0] == member else row for row in rows]
     if entry not in rows:
         rows.insert(max(len(rows) - 1, 0), entry)  # before RECORD's own row, which comes last
     out = io.StringIO()
@@ -117,7 +118,13 @@ def _record(old: bytes, metadata: str, new: bytes) -> bytes:
     return out.getvalue().encode()
 
 
-def _write(source: Path, archive: zipfile.ZipFile, dest: Path, replace: dict[str, bytes]) -> None:
+def rewrite_wheel(source: Path, dest: Path, replace: Mapping[str, bytes]) -> None:
+    """Write ``dest``: ``source`` with the members in ``replace`` given new content, every other one copied raw."""
+    with zipfile.ZipFile(source) as archive:
+        _write(source, archive, dest, replace)
+
+
+def _write(source: Path, archive: zipfile.ZipFile, dest: Path, replace: Mapping[str, bytes]) -> None:
     """Copy ``source``'s members raw, except ``replace``'s, which are written (deflated) after them."""
     infos = sorted(archive.infolist(), key=lambda i: i.header_offset)
     ends = [i.header_offset for i in infos[1:]] + [archive.start_dir]
