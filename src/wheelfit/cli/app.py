@@ -12,6 +12,8 @@ from .. import __version__
 from ..errors import WheelfitError
 
 if TYPE_CHECKING:
+    import httpx
+
     from ..report import HardwareReport
     from ..resolve import Request
     from ..resolve.plan import Plan
@@ -156,8 +158,12 @@ def plan(
     render_plan(result)
 
 
-def variant_mode(report: HardwareReport, request: Request, url: str, offline: bool) -> tuple[Plan | None, list[str]]:
-    """The variant-mode plan, or ``None`` and why the per-variant indexes are used instead."""
+def variant_mode(
+    report: HardwareReport, request: Request, url: str, offline: bool, client: httpx.Client | None = None
+) -> tuple[Plan | None, list[str]]:
+    """The variant-mode plan, or ``None`` and why the per-variant indexes are used instead (``client``: the
+    caller's, so that an install builds one HTTP client, not two)."""
+    import contextlib
     import os
     from urllib.parse import urlsplit
 
@@ -179,15 +185,16 @@ def variant_mode(report: HardwareReport, request: Request, url: str, offline: bo
         )
     url = url.strip().rstrip("/")
     cache = user_cache()
-    with make_client() as client:
+    with contextlib.ExitStack() as stack:
+        http = client if client is not None else stack.enter_context(make_client())
         plan = plan_from_variant_index(
             report,
             os.environ,
-            index=IndexClient(client, cache),
-            client=client,
+            index=IndexClient(http, cache),
+            client=http,
             index_url=url,
             specifier=request.torch.specifier,
-            downloader=Downloader(client, cache),
+            downloader=Downloader(http, cache),
         )
     if plan is None:
         return None, [f"no variants metadata at {url}: planned from the per-variant indexes"]

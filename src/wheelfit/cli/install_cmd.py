@@ -118,6 +118,7 @@ def _plan(
     index: str,
     variant_index: str | None = None,
     offline: bool = False,
+    client: httpx.Client | None = None,
 ) -> Plan:
     """The index-mode plan, or with ``variant_index`` the variant-mode one when that index serves variants
     metadata (else index mode, and the plan's warnings say why)."""
@@ -129,7 +130,7 @@ def _plan(
     request = Request.parse(specs, allow_cpu=allow_cpu, index_base=index)
     notes: list[str] = []
     if variant_index:
-        plan, notes = variant_mode(report, request, variant_index, offline)
+        plan, notes = variant_mode(report, request, variant_index, offline, client)
         if plan is not None:
             return plan
     plan = resolve(report, load_knowledge(kb_file), request)
@@ -187,25 +188,27 @@ def install(
     config = resolve_index_config(os.environ, pytorch_index=pytorch_index, index_url=index_url, offline=offline)
     report = _report(target, sysroot, probe_timeout, lambda: _full_python(pending.result()))
     env = pending.result()
-    plan = _plan(family or ["torch"], report, kb_file, allow_cpu, config.pytorch_base, variant_index, config.offline)
-    backend = _backend(installer, env)
-    if not as_json:
-        _import_in_background("rich.console")  # for the summary; loads while the installer runs
     from ..fetch import make_client
 
-    with make_client() as client, _Downloads(quiet=as_json) as downloads:
-        source = _source(client, plan, config, downloads.update)
-        result = install_plan(
-            plan,
-            env,
-            source,
-            backend,
-            index_url=config.default_index,
-            environ=os.environ,
-            extra=other,
-            dry_run=dry_run,
-            offline=config.offline,
+    with make_client() as client:
+        plan = _plan(
+            family or ["torch"], report, kb_file, allow_cpu, config.pytorch_base, variant_index, config.offline, client
         )
+        backend = _backend(installer, env)
+        if not as_json:
+            _import_in_background("rich.console")  # for the summary; loads while the installer runs
+        with _Downloads(quiet=as_json) as downloads:
+            result = install_plan(
+                plan,
+                env,
+                _source(client, plan, config, downloads.update),
+                backend,
+                index_url=config.default_index,
+                environ=os.environ,
+                extra=other,
+                dry_run=dry_run,
+                offline=config.offline,
+            )
     verification = None if dry_run or no_verify else check(probe_torch(env.executable, os.environ), plan)
     if as_json:
         data = result.to_dict()
