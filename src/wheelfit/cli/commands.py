@@ -11,9 +11,14 @@ from typing import TYPE_CHECKING
 from ..errors import WheelfitError
 
 if TYPE_CHECKING:
-    from ..fetch.cache import Cache
+    import httpx
 
-__all__ = ["run_detect", "user_cache"]
+    from ..fetch.cache import Cache
+    from ..report import HardwareReport
+    from ..resolve import Request
+    from ..resolve.plan import Plan
+
+__all__ = ["run_detect", "user_cache", "variant_mode"]
 
 
 def run_detect(as_json: bool, sysroot: Path | None, probe_timeout: float, disable: Sequence[str]) -> None:
@@ -38,3 +43,45 @@ def user_cache() -> Cache:
     from ..fetch.cache import Cache, default_cache_dir
 
     return Cache(default_cache_dir(os.environ, sys.platform, Path.home()))
+
+
+def variant_mode(
+    report: HardwareReport, request: Request, url: str, offline: bool, client: httpx.Client | None = None
+) -> tuple[Plan | None, list[str]]:
+    """The variant-mode plan, or ``None`` and why the per-variant indexes are used instead (``client``: the
+    caller's, so that an install builds one HTTP client, not two)."""
+    import contextlib
+    import os
+    from urllib.parse import urlsplit
+
+    from packaging.utils import canonicalize_name
+
+    from ..fetch import Downloader, make_client
+    from ..index.client import IndexClient
+    from ..variants.index_mode import plan_from_variant_index
+
+    if offline:
+        return None, [f"--offline: {url} not read; planned from the per-variant indexes"]
+    if request.companions:
+        names = ", ".join(canonicalize_name(r.name) for r in request.companions)
+        return None, [f"variant mode plans torch alone ({names} asked for): planned from the per-variant indexes"]
+    if urlsplit(url.strip()).scheme not in ("http", "https"):
+        raise WheelfitError(
+            f"--variant-index {url!r} is not an http(s) URL; give e.g. https://download.pytorch.org/whl/variant"
+        )
+    url = url.strip().rstrip("/")
+    cache = user_cache()
+    with contextlib.ExitStack() as stack:
+        http = client if client is not None else stack.enter_context(make_client())
+        plan = plan_from_variant_index(
+            report,
+            os.environ,
+            index=IndexClient(http, cache),
+            client=http,
+            index_url=url,
+            specifier=request.torch.specifier,
+            downloader=Downloader(http, cache),
+        )
+    if plan is None:
+        return None, [f"no variants metadata at {url}: planned from the per-variant indexes"]
+    return plan, []
