@@ -128,6 +128,23 @@ def fingerprint(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
+def memo_read(memo: Path, path: Path) -> dict[str, Any] | None:
+    """What was remembered at ``memo`` about ``path``, while ``path`` is unchanged since (its :func:`fingerprint`);
+    ``None`` when there is no memo, an unreadable one, or the file changed."""
+    try:
+        data = json.loads(memo.read_bytes())
+        current = fingerprint(path)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("fingerprint") == current else None
+
+
+def memo_write(memo: Path, path: Path, record: Mapping[str, Any]) -> None:
+    """Remember ``record`` about ``path`` under its fingerprint; a read-only cache only costs the next run the work."""
+    with contextlib.suppress(OSError):
+        atomic_write(memo, json.dumps({**record, "fingerprint": fingerprint(path)}).encode())
+
+
 def _key(url: str) -> str:
     return hashlib.sha256(url.encode()).hexdigest()
 

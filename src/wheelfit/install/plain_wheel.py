@@ -9,11 +9,9 @@ different machine (other narrowed properties, other dependencies) gets its own.
 from __future__ import annotations
 
 import base64
-import contextlib
 import csv
 import hashlib
 import io
-import json
 import os
 import shutil
 import zipfile
@@ -21,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import first_line
-from ..fetch.cache import atomic_file, atomic_write, fingerprint
+from ..fetch.cache import atomic_file, memo_read, memo_write
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
 from ..variants.markers import VariantEnvironment
@@ -42,15 +40,13 @@ def plain_wheel(path: Path, filename: str, sha256: str, variant: VariantEnvironm
     wheel's directory of ~12,000 members again costs ~0.1 s on every warm install."""
     env_key = hashlib.sha256("\0".join([variant.label, *sorted(variant.properties)]).encode()).hexdigest()[:16]
     memo = path.with_name(f".{path.name}.plain-{env_key}.json")
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        data = json.loads(memo.read_bytes())
-        known = path.parent / str(data["plain"])
-        if data["fingerprint"] == fingerprint(path) and data["sha256"] == sha256 and known.is_file():
+    data = memo_read(memo, path)
+    if data is not None and data.get("sha256") == sha256:
+        known = path.parent / str(data.get("plain"))
+        if known.is_file():
             return known
     dest = _plain_copy(path, filename, sha256, variant)
-    record = {"fingerprint": fingerprint(path), "sha256": sha256, "plain": str(dest.relative_to(path.parent))}
-    with contextlib.suppress(OSError):  # a read-only cache only costs the next run a re-read
-        atomic_write(memo, json.dumps(record).encode())
+    memo_write(memo, path, {"sha256": sha256, "plain": str(dest.relative_to(path.parent))})
     return dest
 
 

@@ -8,7 +8,6 @@ is ever installed.
 from __future__ import annotations
 
 import contextlib
-import json
 import posixpath
 import re
 import zipfile
@@ -21,7 +20,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from ..errors import first_line
-from ..fetch.cache import atomic_write, fingerprint
+from ..fetch.cache import memo_read, memo_write
 from .errors import UnsafeWheelError
 
 __all__ = ["WheelInfo", "checked_wheel", "member_problem", "read_wheel"]
@@ -67,21 +66,13 @@ def checked_wheel(path: Path) -> WheelInfo:
     A torch wheel has ~12,000 members; checking them again on every warm install costs a third of a second.
     """
     memo = path.with_name(f".{path.name}.checked.json")
-    try:
-        data = json.loads(memo.read_bytes())
-        if data["fingerprint"] == fingerprint(path):
+    data = memo_read(memo, path)
+    if data is not None:
+        with contextlib.suppress(KeyError, TypeError, ValueError, InvalidRequirement):  # unreadable: check again
             return WheelInfo(data["name"], Version(data["version"]), tuple(Requirement(r) for r in data["requires"]))
-    except (OSError, ValueError, KeyError, TypeError, InvalidRequirement):
-        pass  # no memo, or an unreadable one: check the archive
     info = read_wheel(path)
-    record = {
-        "fingerprint": fingerprint(path),
-        "name": info.name,
-        "version": str(info.version),
-        "requires": [str(r) for r in info.requires],
-    }
-    with contextlib.suppress(OSError):  # a read-only cache only costs the next run a re-check
-        atomic_write(memo, json.dumps(record).encode())
+    record = {"name": info.name, "version": str(info.version), "requires": [str(r) for r in info.requires]}
+    memo_write(memo, path, record)
     return info
 
 
