@@ -83,13 +83,12 @@ def _fast_detect_json(args: list[str]) -> int | None:
     if timeout < 0.1:
         return None
     from ..errors import WheelfitError
-    from .commands import run_detect
+    from .commands import error_status, run_detect
 
     try:
         run_detect(True, Path(sysroot) if sysroot else None, timeout, disable)
     except WheelfitError as exc:
-        sys.stderr.write(f"wheelfit: error: {exc}\n")
-        return 2
+        return error_status(exc)
     return 0
 
 
@@ -171,7 +170,7 @@ def _outcome(command: Callable[[], int]) -> int:
     exit statuses, and the same messages on stderr."""
     import errno
 
-    from ..errors import WheelfitError
+    from .commands import error_status
 
     try:
         return command()
@@ -186,11 +185,7 @@ def _outcome(command: Callable[[], int]) -> int:
         if isinstance(exc, OSError) and exc.errno == errno.EPIPE:  # click checks a closed pipe first
             sys.stdout, sys.stderr = _QuietPipe(sys.stdout), _QuietPipe(sys.stderr)
             return 1
-        if isinstance(exc, WheelfitError):
-            sys.stderr.write(f"wheelfit: error: {exc}\n")
-            return 2
-        sys.stderr.write(f"wheelfit: internal error: {type(exc).__name__}: {exc} (please report this)\n")
-        return 70
+        return error_status(exc)
 
 
 class _QuietPipe:

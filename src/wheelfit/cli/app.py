@@ -159,15 +159,13 @@ def run(args: list[str]) -> int:
         app(args=args, prog_name="wheelfit")  # standalone: usage errors print and exit 2
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except WheelfitError as exc:
-        sys.stderr.write(f"wheelfit: error: {exc}\n")
-        return 2
     except KeyboardInterrupt:
         sys.stderr.write("wheelfit: interrupted\n")
         return 130
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        sys.stderr.write(f"wheelfit: internal error: {type(exc).__name__}: {exc} (please report this)\n")
-        return 70
+        from .commands import error_status
+
+        return error_status(exc)
     return 0
 
 

@@ -18,7 +18,17 @@ if TYPE_CHECKING:
     from ..resolve import Request
     from ..resolve.plan import Plan
 
-__all__ = ["run_detect", "user_cache", "variant_mode"]
+__all__ = ["error_status", "run_detect", "user_cache", "variant_mode"]
+
+
+def error_status(exc: Exception) -> int:
+    """Say what failed in one line on stderr, never a traceback: 2 for a library error (it says what to do),
+    70 for anything else (a bug)."""
+    if isinstance(exc, WheelfitError):
+        sys.stderr.write(f"wheelfit: error: {exc}\n")
+        return 2
+    sys.stderr.write(f"wheelfit: internal error: {type(exc).__name__}: {exc} (please report this)\n")
+    return 70
 
 
 def run_detect(as_json: bool, sysroot: Path | None, probe_timeout: float, disable: Sequence[str]) -> None:
