@@ -31,6 +31,7 @@ from wheelfit.fetch import (
     TLSError,
     TruncatedDownloadError,
     make_client,
+    trust_context,
 )
 from wheelfit.index import FileLink
 from wheelfit.index.client import IndexClient
@@ -349,3 +350,39 @@ def test_untrusted_certificate_fails_once_and_a_trusted_ca_works(
     with make_client(verify=trusted) as http:
         result = Downloader(http, Cache(tmp_path / "cache")).fetch(DownloadRequest(url, wheel.name))
     assert result.sha256 == _sha256(wheel)
+
+
+def test_the_trust_store_follows_ssl_cert_file_as_httpx_does(
+    tmp_path: Path, index_server: StartServer, self_signed: tuple[Path, Path]
+) -> None:
+    wheel = _wheel(tmp_path / "idx" / "simple")
+    server = index_server(tmp_path / "idx", tls=self_signed)
+    url = f"{server.url}/simple/{wheel.name}"
+    hashed = tmp_path / "certs"  # an OpenSSL CA directory: certificates under their subject hashes
+    hashed.mkdir()
+    shutil.copy(self_signed[0], hashed / "ca.pem")
+    subprocess.run(["openssl", "rehash", str(hashed)], check=True, capture_output=True, env=hermetic_env())
+    for environ in (
+        {"SSL_CERT_FILE": str(self_signed[0])},
+        {"SSL_CERT_DIR": str(hashed)},
+        {"SSL_CERT_FILE": str(self_signed[0]), "SSL_CERT_DIR": str(tmp_path / "none")},  # the file wins
+    ):
+        with make_client(verify=trust_context(environ)) as http:
+            result = Downloader(http, Cache(tmp_path / "cache")).fetch(DownloadRequest(url, wheel.name))
+        assert result.sha256 == _sha256(wheel)
+    with make_client(verify=trust_context({})) as http, pytest.raises(TLSError, match="CERTIFICATE_VERIFY_FAILED"):
+        Downloader(http, Cache(tmp_path / "other"), retry=NO_WAIT).fetch(DownloadRequest(url, wheel.name))
+
+
+@pytest.mark.parametrize("contents", [None, b"not a certificate\n", b"-----BEGIN CERTIFICATE-----\nAAAA\n"])
+def test_a_trust_store_that_cannot_be_loaded_is_one_line_naming_the_variable(
+    tmp_path: Path, contents: bytes | None
+) -> None:
+    bundle = tmp_path / "ca.pem"
+    if contents is not None:
+        bundle.write_bytes(contents)
+    with pytest.raises(TLSError) as info:
+        trust_context({"SSL_CERT_FILE": str(bundle)})
+    message = str(info.value)
+    assert message.startswith(f"cannot load the TLS trust store from SSL_CERT_FILE={bundle} (")
+    assert "\n" not in message and message.endswith("or unset it")

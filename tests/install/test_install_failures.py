@@ -170,3 +170,19 @@ def test_a_snapshot_cut_short_is_deleted_and_one_of_other_directories_is_refused
     assert code == 2
     assert "a rollback snapshot of other directories" in error_line(err)
     assert elsewhere.is_dir() and tree(prefix) == before
+
+
+def test_a_trust_store_that_cannot_be_loaded_is_one_line_and_untouched(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A mistyped SSL_CERT_FILE was an internal error from inside httpx."""
+    python = make_venv(tmp_path / "venv")
+    before = tree(tmp_path / "venv")
+    missing = tmp_path / "corporate-ca.pem"
+    code, err = _install(index, python, {**env, "SSL_CERT_FILE": str(missing)}, "torch", "--target", RTX_4090)
+    assert code == 2
+    assert error_line(err) == (
+        f"wheelfit: error: cannot load the TLS trust store from SSL_CERT_FILE={missing} (No such file or directory); "
+        "point it at a PEM file of CA certificates or unset it"
+    )
+    assert tree(tmp_path / "venv") == before

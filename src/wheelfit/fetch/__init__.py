@@ -15,6 +15,7 @@ from .errors import (
     TruncatedDownloadError,
 )
 from .http import RetryPolicy, Timeouts, make_client
+from .trust import trust_context
 
 __all__ = [
     "CACHE_ENV",
@@ -36,4 +37,5 @@ __all__ = [
     "TruncatedDownloadError",
     "default_cache_dir",
     "make_client",
+    "trust_context",
 ]

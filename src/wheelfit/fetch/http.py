@@ -8,6 +8,7 @@ does not get better; retrying only hides an attack or a misconfiguration).
 
 from __future__ import annotations
 
+import os
 import random
 import ssl
 import time
@@ -18,6 +19,7 @@ import httpx
 
 from .. import __version__
 from .errors import HTTPStatusError, NetworkError, TLSError
+from .trust import trust_context
 
 __all__ = [
     "RETRY_STATUSES",
@@ -71,8 +73,13 @@ def make_client(
     max_connections: int = 8,
     trust_env: bool = True,
 ) -> httpx.Client:
-    """A client reused for every request of a run (keep-alive, one pool); callers close it."""
+    """A client reused for every request of a run (keep-alive, one pool); callers close it.
+
+    ``verify=True`` is the trust store of :func:`~.trust.trust_context` (with ``trust_env``, the environment's).
+    """
     t = timeouts or Timeouts()
+    if verify is True:
+        verify = trust_context(os.environ if trust_env else {})
     return httpx.Client(
         timeout=httpx.Timeout(t.read, connect=t.connect),
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
