@@ -133,6 +133,7 @@ class IndexServer:
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
+            request_queue_size = 128  # as tests.support.static: the default 5 drops parallel clients' connections
 
             def process_request(self, request: Any, client_address: Any) -> None:
                 with owner._lock:
