@@ -148,3 +148,38 @@ def test_offline_install_from_the_caches_with_no_network_at_all(
     assert failed.returncode != 0
     assert "offline" in error_line(failed.stderr).lower()
     assert tree(tmp_path / "three") == before
+
+
+def _inodes(directory: Path) -> dict[str, tuple[int, int, int]]:
+    """Every file's inode, change time and modification time: a rollback snapshot links each file of the
+    environment and unlinks it again, which changes its change time though not its bytes."""
+    return {
+        str(p.relative_to(directory)): (st.st_ino, st.st_ctime_ns, st.st_mtime_ns)
+        for p in sorted(directory.rglob("*"))
+        if p.name not in (".lock", ".wheelfit.lock") and "__pycache__" not in p.parts
+        for st in [p.lstat()]
+    }
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_re_run_that_changes_nothing_touches_no_file_and_says_so(
+    index: Index, env: dict[str, str], tmp_path: Path, installer: str
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    args = ["install", "torch", "--target", GTX_1080, "--python", str(python), "--installer", installer]
+    args += ["--pytorch-index", index.pytorch, "--index-url", index.default, "--no-verify"]
+    first = run_wheelfit(args, env)
+    assert first.returncode == 0, first.stderr
+    assert "Installed torch 2.14.1+cu126" in first.stdout
+    before = _inodes(tmp_path / "venv")
+    again = run_wheelfit(args, env)
+    assert again.returncode == 0, again.stderr
+    assert "Already installed: torch 2.14.1+cu126 in " in again.stdout
+    assert f"{installer} found nothing to change." in again.stdout
+    report = json.loads(run_wheelfit([*args, "--json"], env).stdout)
+    assert (report["dry_run"], report["installs"], report["removes"]) == (False, [], [])
+    assert _inodes(tmp_path / "venv") == before
+    # Something to change is installed as ever.
+    more = run_wheelfit([*args, "torchvision"], env)
+    assert more.returncode == 0, more.stderr
+    assert installed(python, env)["torchvision"] == "0.29.1+cu126"
