@@ -170,8 +170,7 @@ class _LoadingWhileItRuns:
     """An installer that imports ``module`` on a thread while its backend runs, when this process only waits.
 
     Started any earlier, the import competes for the GIL with planning and fetching, which are on the critical
-    path: measured on a warm install, importing rich from before the fetch made it slower, not faster. The later
-    ``import`` in the main thread finds the module done (or waits on its module lock).
+    path. The later ``import`` in the main thread finds the module done (or waits on its module lock).
     """
 
     def __init__(self, backend: Installer, module: str) -> None:
