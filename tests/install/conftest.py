@@ -129,15 +129,22 @@ def import_torch(python: Path, env: dict[str, str]) -> list[str]:
     return out.stdout.split()
 
 
+def env_paths(directory: Path) -> list[Path]:
+    """Every path under ``directory`` that is the environment's state: not bytecode, and not the installers'
+    empty lock files (uv's ``<venv>/.lock``, wheelfit's ``.wheelfit.lock``)."""
+    return [
+        p
+        for p in sorted(directory.rglob("*"))
+        if "__pycache__" not in p.parts and p.name not in (".lock", ".wheelfit.lock")
+    ]
+
+
 def tree(directory: Path) -> dict[str, str]:
-    """Every file under ``directory`` with its sha256: proves 'nothing changed'. The installers' empty lock
-    files (uv's ``<venv>/.lock``, wheelfit's ``.wheelfit.lock``) are not part of the environment's state."""
+    """Every file and link of :func:`env_paths` with its sha256: proves 'nothing changed'."""
     return {
         str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "link"
-        for p in sorted(directory.rglob("*"))
-        if (p.is_file() or p.is_symlink())
-        and "__pycache__" not in p.parts
-        and p.name not in (".lock", ".wheelfit.lock")
+        for p in env_paths(directory)
+        if p.is_file() or p.is_symlink()
     }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Index, error_line, import_torch, installed, make_venv, run_wheelfit, tree
+from .conftest import Index, env_paths, error_line, import_torch, installed, make_venv, run_wheelfit, tree
 
 GTX_1080 = "cuda=6.1,driver=580.95.05"
 
@@ -151,12 +151,11 @@ def test_offline_install_from_the_caches_with_no_network_at_all(
 
 
 def _inodes(directory: Path) -> dict[str, tuple[int, int, int]]:
-    """Every file's inode, change time and modification time: a rollback snapshot links each file of the
+    """Every path's inode, change time and modification time: a rollback snapshot links each file of the
     environment and unlinks it again, which changes its change time though not its bytes."""
     return {
         str(p.relative_to(directory)): (st.st_ino, st.st_ctime_ns, st.st_mtime_ns)
-        for p in sorted(directory.rglob("*"))
-        if p.name not in (".lock", ".wheelfit.lock") and "__pycache__" not in p.parts
+        for p in env_paths(directory)
         for st in [p.lstat()]
     }
 

@@ -32,6 +32,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
+from .static import LoopbackServer
+
 __all__ = ["Faults", "IndexServer", "RequestLog"]
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -131,10 +133,7 @@ class IndexServer:
     def __enter__(self) -> IndexServer:
         owner = self
 
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-            request_queue_size = 128  # as tests.support.static: the default 5 drops parallel clients' connections
-
+        class Server(LoopbackServer):
             def process_request(self, request: Any, client_address: Any) -> None:
                 with owner._lock:
                     owner.connections += 1

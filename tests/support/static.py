@@ -11,7 +11,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-__all__ = ["QuietHandler", "serve_directory"]
+__all__ = ["LoopbackServer", "QuietHandler", "serve_directory"]
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
@@ -21,19 +21,20 @@ class QuietHandler(SimpleHTTPRequestHandler):
         return
 
 
-class _Server(ThreadingHTTPServer):
-    """A listen backlog as a real index server has: the standard library's default of 5 drops the connections
-    uv opens in parallel once more than five wait, and each dropped one costs the client a 1 s SYN
-    retransmission (seen as uv's warm install taking 0.5 s in some benchmark rounds and 1.5 s in others)."""
+class LoopbackServer(ThreadingHTTPServer):
+    """Every test index's server: one thread per connection, and a listen backlog as a real index server has.
+    The standard library's default of 5 drops the connections uv opens in parallel once more than five wait,
+    and each dropped one costs the client a 1 s SYN retransmission (seen as uv's warm install taking 0.5 s in
+    some benchmark rounds and 1.5 s in others)."""
 
+    daemon_threads = True
     request_queue_size = 128
 
 
 @contextlib.contextmanager
 def serve_directory(root: Path, handler: type[SimpleHTTPRequestHandler] = QuietHandler) -> Iterator[str]:
     """Serve ``root`` on a free loopback port with ``handler``; yields the base URL."""
-    server = _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
-    server.daemon_threads = True
+    server = LoopbackServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
