@@ -49,7 +49,7 @@ BIG_DEPS = ["filelock", "typing-extensions>=4.10.0", "setuptools>=77.0.3", "symp
             "jinja2", "fsspec>=0.8.5"]  # fmt: skip
 DEPS_CACHE = Path.home() / ".cache" / "wheelfit-bench" / "deps"
 TOOLS = ("wheelfit", "uv", "pip")
-REALDATA = ROOT.parent / "shared" / "realdata"
+REALDATA = ROOT / "tests" / "data" / "realdata"
 #: Injected into the real wheel's METADATA, in PyTorch's style; none holds for the null label.
 VARIANT_DEPS = (
     "nvidia-cublas==13.0.0.19; platform_system == 'Linux' and variant_label == 'cuda13.0'",

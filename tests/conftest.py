@@ -9,7 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MACHINES = Path(__file__).resolve().parent / "machines"
-REALDATA = ROOT.parent / "shared" / "realdata"
+#: Recorded real data (origin and licence in its README.md); inside the repository, so a fresh clone tests.
+REALDATA = Path(__file__).resolve().parent / "data" / "realdata"
 
 
 def hermetic_env(**extra: str) -> dict[str, str]:
@@ -23,5 +24,5 @@ def hermetic_env(**extra: str) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def realdata() -> Path:
     if not REALDATA.is_dir():
-        pytest.fail(f"recorded real data not found at {REALDATA}; tests need the shared/ folder beside the repository")
+        pytest.fail(f"recorded real data not found at {REALDATA}; it is part of the repository (tests/data/realdata)")
     return REALDATA
