@@ -1,7 +1,8 @@
 """Which packages are "torch-family": taken only from the chosen variant's PyTorch index, never the default index.
 
 A fixed allowlist, not a guess from the index: an attacker who uploads ``torchtriton`` to PyPI must not be able to
-make wheelfit route it anywhere (the December 2022 compromise; see docs and style-and-security-anchors §2.1).
+make wheelfit route it anywhere (the December 2022 compromise, see the README; pytorch/pytorch#91539 renamed the
+package to ``pytorch-triton``; PEP 708 cites the incident).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from packaging.utils import canonicalize_name
 
 __all__ = ["TORCH_FAMILY", "TORCH_FAMILY_PREFIXES", "is_torch_family"]
 
-#: Source: uv ``crates/uv-torch/src/backend.rs::applies_to`` (the 22 "PyTorch source" names), recorded in
-#: shared/reference/peers.md §A.6; plus ``torchtriton``, the pre-2023 name of ``pytorch-triton``, so that a
+#: Source: uv ``crates/uv-torch/src/backend.rs::applies_to`` (the 22 "PyTorch source" names), astral-sh/uv at
+#: 26a9dd4b; plus ``torchtriton``, the pre-2023 name of ``pytorch-triton``, so that a
 #: squatted copy can never come from the default index.
 TORCH_FAMILY: frozenset[str] = frozenset(
     {

@@ -42,7 +42,7 @@ __all__ = [
 #: The schema this loader understands. Another major is refused; a newer minor is read,
 #: ignoring keys this version does not know (an older or equal minor must not have any).
 SCHEMA_VERSION = "1.0"
-CONFIDENCE = frozenset({"P", "M", "S", "U"})  # primary, measured, secondary, uncertain (build-matrix reference)
+CONFIDENCE = frozenset({"P", "M", "S", "U"})  # primary, measured, secondary, uncertain (data/pytorch.json "about")
 KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 _DRIVER_OSES = ("linux", "windows")
 _PACKAGED = "wheelfit/kb/data/pytorch.json"

@@ -32,8 +32,8 @@ OVERRIDE_VARIABLES = (
     "INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP",
 )
 
-#: Level Zero device IP -> Intel family (wheel-variant device_ip values;
-#: ../shared/reference/pytorch-build-matrix.md §5.2).
+#: Level Zero device IP -> Intel family (the ``intel :: device_ip`` values of PyTorch's xpu variant:
+#: wheelnext/variant-repack ``configs/torch-2.9`` and ``configs/torch-2.10`` ``torch_variant_config.toml`` @ e75a16d).
 _DEVICE_IP_FAMILY = {
     "20.4.4": ("lnl", "lnl-m"),
     "20.1.0": ("bmg", "bmg"),

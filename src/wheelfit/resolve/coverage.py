@@ -44,7 +44,8 @@ def describe_archs(sass: Sequence[str], ptx: Sequence[str] = ()) -> str:
 def intel_runs(family: str | None, subfamily: str | None, aot_target: str | None, aot: Sequence[str]) -> str:
     """``"aot"`` when kernels for the device are compiled in; ``"jit"`` otherwise: every XPU build
     also carries generic SPIR-V that other Xe GPUs compile at first launch (slower start, not
-    validated by Intel; pytorch-build-matrix.md §5.2).
+    validated by Intel; intel/torch-xpu-ops ``cmake/BuildFlags.cmake``, ``-fsycl-targets=spir64_gen,spir64`` on
+    branches ``release/2.5`` to ``release/2.14``).
 
     The exact AOT target decides when known; a device whose split is unknown (Panther Lake: -H
     or -U is not in pciids.h) counts when every split of its family is compiled in.
@@ -60,6 +61,7 @@ def intel_runs(family: str | None, subfamily: str | None, aot_target: str | None
 
 def gfx_override_value(gfx: str) -> str:
     """``gfx1030`` -> ``10.3.0``, ``gfx90a`` -> ``9.0.10``: the HSA_OVERRIDE_GFX_VERSION that pretends to be it
-    (the name is ``gfx{major}{minor:x}{stepping:x}``, hardware-detection.md §3.1)."""
+    (the name is ``gfx{major}{minor:x}{stepping:x}``, as ROCm/rocminfo ``rocm_agent_enumerator`` ``readFromKFD``
+    @ c6f7a17 renders it)."""
     digits = gfx.removeprefix("gfx")
     return f"{int(digits[:-2])}.{int(digits[-2], 16)}.{int(digits[-1], 16)}"

@@ -2,7 +2,8 @@
 
 Sources: ``*.dist-info/variant.json`` (one variant) and the index-level
 ``{name}-{version}-variants.json`` (all of a release's variants). Generations
-(the ``$schema`` URL carries the version; ../shared/reference/wheel-variants.md §2):
+(the ``$schema`` URL carries the version; wheelnext/variants-schema ``v0.0.2.json``, ``v0.0.3.json``,
+``peps/825/v0.1.0.json``; PEP 825; the providers draft ``wheelnext/peps`` branch ``pep-providers``):
 
 * 0.0.x (v0.0.2, v0.0.3; every PyTorch release so far): ``providers.{ns}`` with
   ``enable-if``, ``install-time`` (v0.0.3) or ``plugin-use`` (v0.0.2); top-level
