@@ -11,12 +11,17 @@ ROOT = Path(__file__).resolve().parent.parent
 MACHINES = Path(__file__).resolve().parent / "machines"
 #: Recorded real data (origin and licence in its README.md); inside the repository, so a fresh clone tests.
 REALDATA = Path(__file__).resolve().parent / "data" / "realdata"
+#: A PyTorch index URL on loopback where nothing listens (TCP port 9, discard).
+UNREACHABLE_INDEX = "http://127.0.0.1:9/whl"
 
 
 def hermetic_env(**extra: str) -> dict[str, str]:
     """An environment for child processes that machine-wide config cannot steer."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "WHEELFIT_", "CUDA_", "HSA_"))}
     env.update(PIP_CONFIG_FILE=os.devnull, UV_NO_CONFIG="1", PYTHONDONTWRITEBYTECODE="1")
+    # Tests never contact the real PyTorch index: one that forgets --pytorch-index (or --offline) reaches a port
+    # where nothing listens (the discard port) and plans from the knowledge base, saying so.
+    env.update(WHEELFIT_PYTORCH_INDEX=UNREACHABLE_INDEX)
     env.update(extra)
     return env
 

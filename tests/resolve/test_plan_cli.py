@@ -17,8 +17,9 @@ from ..conftest import MACHINES, ROOT, hermetic_env
 
 
 def plan(*args: str, prefix: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess[str]:
+    """``wheelfit plan --offline ARGS``: the knowledge base's decisions (no index page is cached here)."""
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "wheelfit", "plan", *args],
+        [*prefix, sys.executable, "-m", "wheelfit", "plan", "--offline", *args],
         capture_output=True, text=True, env=hermetic_env(**env), timeout=120,
     )
 
@@ -27,7 +28,7 @@ def test_offline_plan_works_without_any_network() -> None:
     unshare = shutil.which("unshare")
     if unshare is None or subprocess.run([unshare, "-n", "true"], capture_output=True).returncode != 0:
         pytest.skip("cannot create a network namespace here (needs util-linux unshare and root)")
-    r = plan("torch", "--offline", "--json", "--target", "cuda=6.1,driver=580.95.05", prefix=(unshare, "-n"))
+    r = plan("torch", "--json", "--target", "cuda=6.1,driver=580.95.05", prefix=(unshare, "-n"))
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert (d["torch_version"], d["variant"]) == ("2.14.1", "cu126")

@@ -18,10 +18,11 @@ from wheelfit.kb.overrides import rocm_overrides
 from wheelfit.probe import detect
 from wheelfit.probe.target import apply_overrides, load_target
 from wheelfit.report import HardwareReport
-from wheelfit.resolve import Plan, Request, ResolveError, resolve
+from wheelfit.resolve import Plan, Request, ResolveError
 from wheelfit_probekit import System
 
 from ..conftest import MACHINES, hermetic_env
+from . import kb_plan
 from .cases import CASES, D580, Case
 
 PYTHON = "3.12.7"
@@ -57,7 +58,7 @@ def machine(c: Case, tmp_root: Path) -> HardwareReport:
 
 def plan_for(c: Case, tmp_root: Path) -> Plan:
     request = Request.parse(c.reqs, allow_cpu=c.allow_cpu, rocm_overrides=rocm_overrides())
-    return resolve(machine(c, tmp_root), load_knowledge(), request)
+    return kb_plan(machine(c, tmp_root), load_knowledge(), request)
 
 
 def check_invariants(p: Plan) -> None:
@@ -135,7 +136,7 @@ def test_table_covers_every_fixture_machine() -> None:
 
 def wheelfit_plan(*args: str) -> dict[str, Any]:
     r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", *args, "--json"],
+        [sys.executable, "-m", "wheelfit", "plan", *args, "--json", "--offline"],
         capture_output=True,
         text=True,
         env=hermetic_env(),
@@ -147,7 +148,11 @@ def wheelfit_plan(*args: str) -> dict[str, Any]:
 
 
 def test_cli_gtx1080_target_gets_2_14_cu126_with_companion() -> None:
-    d = wheelfit_plan("torch", "torchvision", "--target", f"cuda=6.1,driver={D580},python=3.12")
+    # --offline: the default index is named, never read.
+    d = wheelfit_plan(
+        "torch", "torchvision", "--target", f"cuda=6.1,driver={D580},python=3.12",
+        "--pytorch-index", "https://download.pytorch.org/whl",
+    )  # fmt: skip
     assert (d["torch_version"], d["variant"]) == ("2.14.1", "cu126")
     assert d["index_url"] == "https://download.pytorch.org/whl/cu126"
     assert [p["requirement"] for p in d["packages"]] == ["torch==2.14.1+cu126", "torchvision==0.29.1+cu126"]

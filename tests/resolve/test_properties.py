@@ -17,7 +17,9 @@ from packaging.version import Version
 from wheelfit.kb.matrix import DriverVersion, Knowledge, load_knowledge
 from wheelfit.kb.overrides import rocm_known_broken, rocm_overrides
 from wheelfit.probe.target import load_target
-from wheelfit.resolve import Plan, Request, ResolveError, resolve
+from wheelfit.resolve import Plan, Request, ResolveError
+
+from . import kb_plan
 
 KB = load_knowledge()
 CCS = ["5.0", "5.2", "6.0", "6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"]
@@ -94,7 +96,7 @@ def test_nvidia_choice_is_valid_and_nothing_preferred_was(
     report = load_target(f"os={os_name},arch={arch},python={py},cuda={'+'.join(ccs)},driver={driver}")
     key = platform_key(os_name, arch)
     try:
-        plan = resolve(report, KB, Request.parse([spec]))
+        plan = kb_plan(report, KB, Request.parse([spec]))
     except ResolveError:
         # Only when no release publishes anything for this platform, Python and requirement.
         assert not any(
@@ -146,7 +148,7 @@ def test_amd_choice_lists_every_gpu_or_says_how_to_override(py: str, spec: str, 
     overrides = rocm_overrides()
     broken = rocm_known_broken()
     try:
-        plan = resolve(report, KB, Request.parse([spec], rocm_overrides=overrides))
+        plan = kb_plan(report, KB, Request.parse([spec], rocm_overrides=overrides))
     except ResolveError:
         return
     chosen = Version(plan.torch_version)
@@ -184,8 +186,13 @@ def test_amd_choice_lists_every_gpu_or_says_how_to_override(py: str, spec: str, 
 
 
 def test_plan_json_contract() -> None:
-    plan = resolve(load_target("cuda=6.1,driver=580.95.05,python=3.12"), KB, Request.parse(["torch", "torchvision"]))
+    plan = kb_plan(load_target("cuda=6.1,driver=580.95.05,python=3.12"), KB, Request.parse(["torch", "torchvision"]))
     d: dict[str, Any] = plan.to_dict()
-    assert {"torch_version", "variant", "index_url", "packages", "rejected", "warnings"} <= set(d)
+    # The keys of schema 1.0 keep their meaning; 1.1 only adds keys.
+    assert d["schema_version"] == "1.1"
+    assert {"torch_version", "variant", "index_url", "mode", "packages", "reasons", "rejected", "warnings"} <= set(d)
+    assert "env" in d
     assert [p["name"] for p in d["packages"]] == ["torch", "torchvision"]
-    assert all({"variant", "version", "reason"} == set(r) for r in d["rejected"])
+    assert all({"name", "version", "requirement", "confidence", "uncertain"} <= set(p) for p in d["packages"])
+    assert all({"variant", "version", "reason", "judge"} == set(r) for r in d["rejected"])
+    assert {r["judge"] for r in d["rejected"]} == {"kernels"}  # sm_61: only cu126 has kernels for it

@@ -1,5 +1,6 @@
 """Variant mode of ``wheelfit plan``: a loopback variant index serving real wheels and PyTorch's real
-``torch-2.10.0-variants.json``, read through the real index client, ranked, and planned."""
+``torch-2.10.0-variants.json``, read through the real index client, ranked, and planned by the one resolver
+(``wheelfit.api.plan`` with ``variant_index``). Beside it, a per-variant ``cpu`` index for the fallback."""
 
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from packaging.specifiers import SpecifierSet
 
-from wheelfit.fetch import Cache, Downloader, make_client
-from wheelfit.index.client import IndexClient
+from tests.support.wheels import make_wheel
+from wheelfit import api
+from wheelfit.fetch import Cache, make_client
+from wheelfit.index.variant_index import VariantIndexError
 from wheelfit.probe.target import load_target
 from wheelfit.report import HardwareReport
 from wheelfit.resolve.plan import Plan
 from wheelfit.variants.errors import VariantError
-from wheelfit.variants.index_mode import VariantIndexError, plan_from_variant_index
 from wheelfit.variants.machine import marker_environment, supported_configs
 from wheelfit.variants.metadata import loads
 from wheelfit.variants.ranking import rank_variants
@@ -45,6 +46,10 @@ def build_index(root: Path, realdata: Path, *, variants_json: bytes | None = Non
     if variants_json:
         (index / "torch-2.10.0-variants.json").write_bytes(variants_json)
     write_page(index, **page)  # type: ignore[arg-type]
+    cpu = root / "whl" / "cpu"  # the per-variant index a fallback plans from
+    for version in ("2.9.0", "2.10.0"):
+        make_wheel(cpu, "torch", f"{version}+cpu", tag="cp312-cp312-manylinux_2_28_x86_64")
+    write_page(cpu)
     return index
 
 
@@ -60,17 +65,22 @@ def http() -> Iterator[httpx.Client]:
         yield client
 
 
-def plan_for(report: HardwareReport, url: str, http: httpx.Client, tmp_path: Path, spec: str = "") -> Plan | None:
-    cache = Cache(tmp_path / "cache")
-    return plan_from_variant_index(
-        report,
-        {},
-        index=IndexClient(http, cache),
-        client=http,
-        index_url=f"{url}/whl/variant",
-        specifier=SpecifierSet(spec),
-        downloader=Downloader(http, cache),
+def plan_for(report: HardwareReport, url: str, http: httpx.Client, tmp_path: Path, spec: str = "") -> Plan:
+    net = api.Network(http, Cache(tmp_path / "cache"))
+    return api.plan(
+        [f"torch{spec}"],
+        api.Target(report),
+        environ={},
+        network=net,
+        variant_index=f"{url}/whl/variant",
+        pytorch_index=f"{url}/whl",
     )
+
+
+def fell_back(plan: Plan, url: str) -> bool:
+    """Planned from the per-variant indexes, saying why."""
+    why = f"no variants metadata at {url}: planned from the per-variant indexes"
+    return plan.mode == "index" and why in plan.warnings
 
 
 def reference_order(report: HardwareReport, realdata: Path) -> list[str]:
@@ -84,7 +94,6 @@ def test_rtx_3090_gets_the_label_the_reference_ranking_prefers(
     report = load_target("cuda=8.6,driver=580.95.05,python=3.12")
     with serve(variant_root) as url:
         plan = plan_for(report, url, http, tmp_path)
-    assert plan is not None
     # A 580 driver runs CUDA 13.0, so the priority namespace puts cuda13.0 first (reference §1.8).
     assert reference_order(report, realdata)[0] == "cuda13.0"
     assert (plan.mode, plan.variant, plan.torch_version) == ("variant", "cuda13.0", "2.10.0")
@@ -118,7 +127,6 @@ def test_1080_plus_3090_is_not_given_a_label_without_sm61_kernels(
     assert reference_order(report, realdata)[0] == "cuda13.0"
     with serve(variant_root) as url:
         plan = plan_for(report, url, http, tmp_path)
-    assert plan is not None
     # cuda12.6 is the only 2.10.0 label with sm_60 SASS, which runs on compute capability 6.1.
     assert plan.variant == "cuda12.6"
     rejected = {r.variant: r.reason for r in plan.rejected}
@@ -134,7 +142,7 @@ def test_mi300_gets_rocm_and_the_rocm_triton(variant_root: Path, http: httpx.Cli
     report = replace(target, accelerators=tuple(replace(a, rocm_version="7.1.2") for a in target.accelerators))
     with serve(variant_root) as url:
         plan = plan_for(report, url, http, tmp_path)
-    assert plan is not None and plan.variant == "rocm7.1"
+    assert plan.variant == "rocm7.1"
     assert "pytorch-triton-rocm==3.5.0" in plan.dependencies
     assert not any(d.startswith(("triton", "nvidia-")) for d in plan.dependencies)
     assert "rocm_version" in {r.variant: r.reason for r in plan.rejected}["rocm7.0"]
@@ -143,7 +151,7 @@ def test_mi300_gets_rocm_and_the_rocm_triton(variant_root: Path, http: httpx.Cli
 def test_cpu_only_machine_gets_the_null_variant(variant_root: Path, http: httpx.Client, tmp_path: Path) -> None:
     with serve(variant_root) as url:
         plan = plan_for(load_target("os=linux,python=3.12"), url, http, tmp_path)
-    assert plan is not None and plan.variant == "null" and plan.mode == "variant"
+    assert plan.variant == "null" and plan.mode == "variant"
     assert plan.packages[0].filename == "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-null.whl"
     assert plan.dependencies == ("filelock",)
     assert not plan.warnings
@@ -157,7 +165,7 @@ def test_a_label_without_a_wheel_for_the_platform_is_skipped(
     write_page(index, pep658=False)  # and the dependencies come from the downloaded wheel
     with serve(tmp_path / "srv") as url:
         plan = plan_for(load_target("cuda=8.6,driver=580.95.05,python=3.12"), url, http, tmp_path)
-    assert plan is not None and plan.variant == "cuda12.8"
+    assert plan.variant == "cuda12.8"
     assert "no wheel" in {r.variant: r.reason for r in plan.rejected}["cuda13.0"]
     assert "nvidia-cublas==12.8.4.1" in plan.dependencies
 
@@ -166,14 +174,22 @@ def test_specifier_excluding_every_metadata_version_falls_back(
     variant_root: Path, http: httpx.Client, tmp_path: Path
 ) -> None:
     with serve(variant_root) as url:
-        assert plan_for(load_target("os=linux,python=3.12"), url, http, tmp_path, "<2.10") is None
+        plan = plan_for(load_target("os=linux,python=3.12"), url, http, tmp_path, "<2.10")
+    assert fell_back(plan, f"{url}/whl/variant") and plan.torch_version == "2.9.0"
 
 
 def test_index_without_variants_json_falls_back(tmp_path: Path, realdata: Path, http: httpx.Client) -> None:
     build_index(tmp_path / "srv", realdata, variants_json=b"")
     with serve(tmp_path / "srv") as url:
-        assert plan_for(load_target("os=linux,python=3.12"), url, http, tmp_path) is None
-        assert plan_for(load_target("os=linux,python=3.12"), f"{url}/elsewhere", http, tmp_path) is None  # 404
+        plan = plan_for(load_target("os=linux,python=3.12"), url, http, tmp_path)
+        assert fell_back(plan, f"{url}/whl/variant") and (plan.torch_version, plan.variant) == ("2.10.0", "cpu")
+        # Not even a project page (404) on the variant index: the same fallback.
+        net = api.Network(http, Cache(tmp_path / "cache"))
+        plan = api.plan(
+            ["torch"], api.Target(load_target("os=linux,python=3.12")), environ={}, network=net,
+            variant_index=f"{url}/elsewhere", pytorch_index=f"{url}/whl",
+        )  # fmt: skip
+        assert fell_back(plan, f"{url}/elsewhere")
 
 
 def test_hash_mismatch_is_refused(tmp_path: Path, realdata: Path, http: httpx.Client) -> None:
@@ -248,5 +264,5 @@ def test_when_no_label_serves_every_gpu_the_most_capable_ones_are_served(
     report = load_target("cuda=5.0+12.0,driver=580.95.05,python=3.12")
     with serve(variant_root) as url:
         plan = plan_for(report, url, http, tmp_path)
-    assert plan is not None and plan.variant == "cuda13.0"
+    assert plan.variant == "cuda13.0"
     assert len(plan.warnings) == 1 and "not used by this build: target GPU sm_50" in plan.warnings[0]

@@ -1,7 +1,8 @@
-"""The typer application: parses options, calls the library, hands results to the renderers."""
+"""The typer application: parses options, calls :mod:`wheelfit.api`, hands results to the renderers."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,7 +12,7 @@ import typer
 from .. import __version__
 from ..errors import WheelfitError
 
-__all__ = ["app", "run"]
+__all__ = ["app", "error_status", "run"]
 
 app = typer.Typer(
     name="wheelfit",
@@ -40,6 +41,39 @@ TimeoutOpt = Annotated[
         help="Deadline in seconds for each hardware tool (nvidia-smi, rocminfo, ...).",
     ),
 ]
+TargetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        envvar="WHEELFIT_TARGET",
+        help="Plan for another machine: a saved `wheelfit detect --json` file, or "
+        "key=value,... with keys cuda (6.1+8.9), driver, rocm (gfx942+gfx90a), xpu (8086:e20b or a family), "
+        "cpu (v3), os (linux|windows|macos), arch, python.",
+        metavar="FILE|SPEC",
+    ),
+]
+KbOpt = Annotated[Path | None, typer.Option("--kb", help="Use this knowledge-base file instead of the built-in one.")]
+PytorchIndexOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pytorch-index",
+        help="Base URL of the PyTorch indexes (or WHEELFIT_PYTORCH_INDEX; default https://download.pytorch.org/whl).",
+    ),
+]
+VariantIndexOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--variant-index",
+        envvar="WHEELFIT_VARIANT_INDEX",
+        help="A wheel-variant index (e.g. https://download.pytorch.org/whl/variant): plan from its "
+        "torch-X-variants.json if it serves one, else from the per-variant indexes.",
+        metavar="URL",
+    ),
+]
+AllowCpuOpt = Annotated[
+    bool, typer.Option("--allow-cpu", help="Prefer the newest release's CPU build to an older GPU build.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
 def _version(value: bool) -> None:
@@ -67,9 +101,15 @@ def detect(
     ] = None,
 ) -> None:
     """Show what hardware this machine has and what it means for PyTorch."""
-    from .commands import run_detect
+    from .. import api
 
-    run_detect(as_json, sysroot, probe_timeout, disable or ())
+    report = api.detect(sysroot=sysroot, environ=os.environ, probe_timeout=probe_timeout, disabled=disable or ())
+    if as_json:
+        sys.stdout.write(report.to_json() + "\n")
+        return
+    from .render import render_report
+
+    render_report(report)
 
 
 @app.command()
@@ -78,71 +118,34 @@ def plan(
         list[str] | None, typer.Argument(help='What to plan: "torch", "torch==2.9.*", "torchvision", ...')
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
-    target: Annotated[
-        str | None,
-        typer.Option(
-            "--target",
-            envvar="WHEELFIT_TARGET",
-            help="Plan for another machine: a saved `wheelfit detect --json` file, or "
-            "key=value,... with keys cuda (6.1+8.9), driver, rocm (gfx942+gfx90a), xpu (8086:e20b or a family), "
-            "cpu (v3), os (linux|windows|macos), arch, python.",
-            metavar="FILE|SPEC",
-        ),
-    ] = None,
+    target: TargetOpt = None,
     sysroot: SysrootOpt = None,
     probe_timeout: TimeoutOpt = 15.0,
-    kb_file: Annotated[
-        Path | None, typer.Option("--kb", help="Use this knowledge-base file instead of the built-in one.")
-    ] = None,
-    allow_cpu: Annotated[
-        bool, typer.Option("--allow-cpu", help="Prefer the newest release's CPU build to an older GPU build.")
+    kb_file: KbOpt = None,
+    allow_cpu: AllowCpuOpt = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Read no index: the knowledge base and the cached index pages.")
     ] = False,
-    offline: Annotated[bool, typer.Option("--offline", help="Decide from the knowledge base alone.")] = False,
-    pytorch_index: Annotated[
-        str,
-        typer.Option("--pytorch-index", envvar="WHEELFIT_PYTORCH_INDEX", help="Base URL of the PyTorch indexes."),
-    ] = "https://download.pytorch.org/whl",
-    variant_index: Annotated[
-        str | None,
-        typer.Option(
-            "--variant-index",
-            envvar="WHEELFIT_VARIANT_INDEX",
-            help="A wheel-variant index (e.g. https://download.pytorch.org/whl/variant): plan from its "
-            "torch-X-variants.json if it serves one, else from the per-variant indexes.",
-            metavar="URL",
-        ),
-    ] = None,
+    pytorch_index: PytorchIndexOpt = None,
+    variant_index: VariantIndexOpt = None,
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
-    import os
-
-    from wheelfit_probekit import System
-
+    from .. import api
     from ..kb.matrix import load_knowledge
-    from ..probe import detect as run_detect
-    from ..probe.target import apply_overrides, load_target
-    from ..resolve import Request, resolve
 
-    if target:
-        report = load_target(target)
-    else:
-        if sysroot is not None and not sysroot.is_dir():
-            raise WheelfitError(f"--sysroot {sysroot} is not a directory")
-        report = run_detect(System.from_sysroot(sysroot, command_timeout=probe_timeout))
-    report, notes = apply_overrides(report, os.environ)
-    request = Request.parse(requirements or ["torch"], allow_cpu=allow_cpu, index_base=pytorch_index)
-    result = None
-    if variant_index:
-        from .commands import variant_mode
-
-        result, fallback = variant_mode(report, request, variant_index, offline)
-        notes = [*notes, *fallback]
-    if result is None:
-        result = resolve(report, load_knowledge(kb_file), request)
-    if notes:
-        from dataclasses import replace
-
-        result = replace(result, warnings=(*notes, *result.warnings))
+    here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
+    kb = load_knowledge(kb_file) if kb_file is not None else None
+    with api.network(os.environ, offline=offline) as net:
+        result = api.plan(
+            requirements or ["torch"],
+            here,
+            environ=os.environ,
+            network=net,
+            kb=kb,
+            pytorch_index=pytorch_index,
+            variant_index=variant_index,
+            allow_cpu=allow_cpu,
+        )
     if as_json:
         import json
 
@@ -151,6 +154,16 @@ def plan(
     from .render import render_plan
 
     render_plan(result)
+
+
+def error_status(exc: Exception) -> int:
+    """Say what failed in one line on stderr, never a traceback: 2 for a library error (it says what to do),
+    70 for anything else (a bug)."""
+    if isinstance(exc, WheelfitError):
+        sys.stderr.write(f"wheelfit: error: {exc}\n")
+        return 2
+    sys.stderr.write(f"wheelfit: internal error: {type(exc).__name__}: {exc} (please report this)\n")
+    return 70
 
 
 def run(args: list[str]) -> int:
@@ -163,22 +176,13 @@ def run(args: list[str]) -> int:
         sys.stderr.write("wheelfit: interrupted\n")
         return 130
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        from .commands import error_status
-
         return error_status(exc)
     return 0
 
 
 def _register_more_commands() -> None:
     """Commands that live in their own modules register on ``app`` when imported."""
-    import importlib
-
-    for module in ("variants_cmd", "install_cmd"):
-        try:
-            importlib.import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{module}":
-                raise
+    from . import install_cmd, variants_cmd  # noqa: F401
 
 
 _register_more_commands()

@@ -1,20 +1,31 @@
-"""``wheelfit install`` and ``wheelfit verify``: registered on the app when this module is imported.
-
-The body of ``install`` is in :mod:`.install_run` (no typer), which the start-up fast path calls directly.
-"""
+"""``wheelfit install`` and ``wheelfit verify``: registered on the app when this module is imported."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .app import SysrootOpt, TimeoutOpt, app
-from .install_run import full_python, machine_report, plan_for, render_verify, run_install, target_python
+from .app import (
+    AllowCpuOpt,
+    JsonOpt,
+    KbOpt,
+    PytorchIndexOpt,
+    SysrootOpt,
+    TargetOpt,
+    TimeoutOpt,
+    VariantIndexOpt,
+    app,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..install.backend import BackendRequest, BackendResult, Installer
+    from ..install.target_env import TargetEnv
 
 __all__ = ["install", "verify"]
 
@@ -26,34 +37,6 @@ PythonOpt = Annotated[
         metavar="PATH",
     ),
 ]
-TargetOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--target",
-        envvar="WHEELFIT_TARGET",
-        help="Plan for another machine: a saved `wheelfit detect --json` file or key=value,... (see `plan --help`).",
-        metavar="FILE|SPEC",
-    ),
-]
-PytorchIndexOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--pytorch-index",
-        help="Base URL of the PyTorch indexes (or WHEELFIT_PYTORCH_INDEX; default https://download.pytorch.org/whl).",
-    ),
-]
-KbOpt = Annotated[Path | None, typer.Option("--kb", help="Use this knowledge-base file instead of the built-in one.")]
-VariantIndexOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--variant-index",
-        envvar="WHEELFIT_VARIANT_INDEX",
-        help="A wheel-variant index (e.g. https://download.pytorch.org/whl/variant): take torch's variant wheel "
-        "from it if it serves torch-X-variants.json, else use the per-variant indexes.",
-        metavar="URL",
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
 @app.command()
@@ -84,34 +67,78 @@ def install(
         bool, typer.Option("--dry-run", help="Say what would be downloaded and installed; change nothing.")
     ] = False,
     as_json: JsonOpt = False,
-    allow_cpu: Annotated[
-        bool, typer.Option("--allow-cpu", help="Prefer the newest CPU build to an older GPU build.")
-    ] = False,
+    allow_cpu: AllowCpuOpt = False,
     offline: Annotated[bool, typer.Option("--offline", help="Use only what is already in the caches.")] = False,
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Skip importing torch afterwards (`wheelfit verify` does it later).")
     ] = False,
 ) -> None:
     """Install the PyTorch build that has kernels for this machine (or --target) into an environment."""
-    status = run_install(
-        requirements,
-        python=python,
-        installer=installer,
-        pytorch_index=pytorch_index,
-        variant_index=variant_index,
-        index_url=index_url,
-        target=target,
-        sysroot=sysroot,
-        probe_timeout=probe_timeout,
-        kb_file=kb_file,
-        dry_run=dry_run,
-        as_json=as_json,
-        allow_cpu=allow_cpu,
-        offline=offline,
-        no_verify=no_verify,
-    )
-    if status:
-        raise typer.Exit(status)
+    from .. import api
+    from ..kb.matrix import load_knowledge
+    from .progress import Downloads
+
+    kb = load_knowledge(kb_file) if kb_file is not None else None
+    with (
+        Downloads(quiet=as_json) as downloads,
+        api.network(os.environ, offline=offline, progress=downloads.update) as net,
+    ):
+        outcome = api.install_requirements(
+            requirements or ["torch"],
+            environ=os.environ,
+            network=net,
+            python=python,
+            target=target,
+            sysroot=sysroot,
+            probe_timeout=probe_timeout,
+            installer=installer if as_json else _renderer_loading(installer),
+            kb=kb,
+            pytorch_index=pytorch_index,
+            variant_index=variant_index,
+            index_url=index_url,
+            dry_run=dry_run,
+            allow_cpu=allow_cpu,
+            verify_after=not no_verify,
+        )
+    if as_json:
+        sys.stdout.write(json.dumps(outcome.to_dict(), indent=2) + "\n")
+    else:
+        from .render import render_install
+
+        render_install(outcome)
+    if outcome.verification is not None and not outcome.verification.ok:
+        raise typer.Exit(1)
+
+
+def _renderer_loading(name: str) -> str | Callable[[TargetEnv], Installer]:
+    """The backend ``name``, importing the summary's renderer on a thread while the backend runs."""
+    if name not in ("uv", "pip"):
+        return name  # the library says what is wrong with it
+
+    def make(env: TargetEnv) -> Installer:
+        from .. import api
+
+        return _LoadingWhileItRuns(api.backend(name, env), "rich.console")
+
+    return make
+
+
+class _LoadingWhileItRuns:
+    """An installer that imports ``module`` on a thread while its backend runs, when this process only waits.
+
+    Started any earlier, the import competes for the GIL with planning and fetching, which are on the critical
+    path. The later ``import`` in the main thread finds the module done (or waits on its module lock).
+    """
+
+    def __init__(self, backend: Installer, module: str) -> None:
+        self.backend, self.module, self.name = backend, module, backend.name
+
+    def install(self, request: BackendRequest) -> BackendResult:
+        import importlib
+        import threading
+
+        threading.Thread(target=importlib.import_module, args=(self.module,), daemon=True).start()
+        return self.backend.install(request)
 
 
 @app.command()
@@ -126,28 +153,27 @@ def verify(
     as_json: JsonOpt = False,
 ) -> None:
     """Import torch in an environment and check it is the build this machine (or --target) should have."""
-    from packaging.version import Version
+    from .. import api
+    from ..kb.matrix import load_knowledge
 
-    from ..index.config import resolve_index_config
-    from ..install.target_env import start_inspect
-    from ..install.verify import probe_torch
-    from ..install.verify import verify as check
-
-    base = resolve_index_config(os.environ, pytorch_index=pytorch_index).pytorch_base
-    py = target_python(python)
-    pending = start_inspect(py, os.environ)  # the environment is described while torch imports
-    facts = probe_torch(py, os.environ)
-    env = pending.result()
-    public = Version(facts.version).public
-    report = machine_report(target, sysroot, probe_timeout, lambda: full_python(env))
-    plan = plan_for([f"torch=={public}"], report, kb_file, False, base, variant_index)
-    verification = check(facts, plan)
+    kb = load_knowledge(kb_file) if kb_file is not None else None
+    with api.network(os.environ) as net:
+        outcome = api.verify_environment(
+            environ=os.environ,
+            network=net,
+            python=python,
+            target=target,
+            sysroot=sysroot,
+            probe_timeout=probe_timeout,
+            kb=kb,
+            pytorch_index=pytorch_index,
+            variant_index=variant_index,
+        )
     if as_json:
-        data = verification.to_dict()
-        data["plan"] = plan.to_dict()
-        data["python"] = env.executable
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        sys.stdout.write(json.dumps(outcome.to_dict(), indent=2) + "\n")
     else:
-        render_verify(verification, env.executable)
-    if not verification.ok:
+        from .render import render_verify
+
+        render_verify(outcome.verification, outcome.env.executable)
+    if not outcome.verification.ok:
         raise typer.Exit(1)

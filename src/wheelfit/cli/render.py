@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
@@ -9,10 +11,23 @@ from ..kb import device_note
 from ..report import Accelerator, HardwareReport
 from ..resolve.plan import Plan
 
-__all__ = ["render_report"]
+if TYPE_CHECKING:
+    from ..api import InstallOutcome
+    from ..install.verify import Verification
+
+__all__ = ["render_install", "render_plan", "render_report", "render_verify"]
 
 _NOTABLE_FEATURES = (
-    "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_tile", "sve", "sve2", "bf16", "i8mm",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_fp16",
+    "avx512_vnni",
+    "avx_vnni",
+    "amx_tile",
+    "sve",
+    "sve2",
+    "bf16",
+    "i8mm",
 )
 
 
@@ -89,6 +104,11 @@ def render_plan(plan: Plan, console: Console | None = None) -> None:
         con.print(f"[yellow]![/] {w}")
     if plan.env:
         con.print("[bold]Run with[/]  " + " ".join(f"{k}={v}" for k, v in plan.env.items()))
+    doubts = plan.uncertain
+    if doubts:
+        con.print("[bold]Uncertain[/]  this plan rests on facts below primary or measured:")
+        for fact in doubts:
+            con.print(f"  - {fact.what} ({fact.confidence}): {fact.source}", highlight=False)
     if plan.rejected:
         table = Table(title="Not chosen", header_style="bold", title_justify="left")
         table.add_column("torch")
@@ -97,3 +117,51 @@ def render_plan(plan: Plan, console: Console | None = None) -> None:
         for r in plan.rejected:
             table.add_row(r.version, r.variant, r.reason)
         con.print(table)
+
+
+def render_install(outcome: InstallOutcome, console: Console | None = None) -> None:
+    con = console or Console()
+    result, env = outcome.result, outcome.env
+    plan = result.plan
+    for note in (*plan.warnings, *result.notes):
+        con.print(f"[yellow]![/] {note}")
+    changed = bool(result.installs or result.removes)
+    head = "Would install" if result.dry_run else "Installed" if changed else "Already installed:"
+    build = (
+        f"{plan.torch_version} (variant {plan.variant})"
+        if plan.mode == "variant"
+        else f"{plan.torch_version}+{plan.variant}"
+    )
+    into = "into" if changed or result.dry_run else "in"
+    con.print(f"[bold green]{head} torch {build}[/] {into} {env.prefix} ({result.backend})")
+    con.print(f"[bold]From {plan.index_url}[/] (torch-family, checked by sha256)")
+    for w in result.wheels:
+        why = f"  [dim](needed by {w.needed_by})[/]" if w.needed_by else ""
+        con.print(f"  {w.name} {w.version}  {w.file.url}{why}")
+    family = {w.name for w in result.wheels}
+    rest = [i for i in result.installs if i.split("==")[0].split(" @ ")[0].strip() not in family]
+    if rest:
+        con.print(f"[bold]From {result.index_url}[/]")
+        for item in rest:
+            con.print(f"  {item}")
+    if result.removes:
+        con.print("[bold]Replacing[/]  " + ", ".join(result.removes))
+    if plan.reasons:
+        con.print("[bold]Why[/]  " + plan.reasons[0])
+    if result.dry_run:
+        con.print("[dim]--dry-run: nothing was changed.[/]")
+    elif not changed:
+        con.print(f"[dim]{result.backend} found nothing to change.[/]")
+    if outcome.verification is not None:
+        render_verify(outcome.verification, env.executable, con)
+
+
+def render_verify(verification: Verification, python: str, console: Console | None = None) -> None:
+    con = console or Console()
+    marks = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "[yellow]--[/]"}
+    for c in verification.checks:
+        con.print(f"  {marks[c.ok]}  {c.name:8} {c.detail}")
+    if verification.ok:
+        con.print(f"[bold green]verified[/]: torch in {python} is the planned build")
+    else:
+        con.print(f"[bold red]not the planned build[/]: torch in {python} does not match the plan")

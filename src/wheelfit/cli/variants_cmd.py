@@ -1,23 +1,17 @@
-"""``wheelfit variants``: rank a release's variants for this machine, show a variants file.
-
-The only I/O of the variant feature sits here: reading the file or URL, probing the
-machine. Parsing and ranking are pure (``wheelfit.variants``).
-"""
+"""``wheelfit variants``: rank a release's variants for this machine, show a variants file."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..errors import WheelfitError
 from .app import SysrootOpt, TimeoutOpt, app
 
-__all__ = ["read_source", "variants_app"]
+__all__ = ["variants_app"]
 
 variants_app = typer.Typer(
     help="Wheel variants: which of a release's variant wheels run here, best first.",
@@ -25,39 +19,6 @@ variants_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(variants_app, name="variants")
-
-#: Variant metadata is small (PyTorch's is under 5 kB); anything far larger is not one.
-_MAX_BYTES = 8 * 1024 * 1024
-
-
-def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str]:
-    """The bytes of a local file or an http(s) URL (TLS verified), and a short name for messages."""
-    if source.startswith(("http://", "https://")):
-        import httpx
-
-        try:
-            with httpx.Client(timeout=timeout, follow_redirects=True, verify=True) as client:
-                response = client.get(source)
-        except httpx.HTTPError as exc:
-            reason = str(exc) or type(exc).__name__
-            raise WheelfitError(f"cannot fetch {source}: {reason}; check the URL and the network") from None
-        if response.status_code != 200:
-            raise WheelfitError(f"cannot fetch {source}: HTTP {response.status_code}; check the URL")
-        body = response.content
-        name = source.rstrip("/").rsplit("/", 1)[-1].split("#")[0] or source
-    else:
-        path = Path(source)
-        try:
-            with path.open("rb") as fh:
-                body = fh.read(_MAX_BYTES + 1)
-        except FileNotFoundError:
-            raise WheelfitError(f"{source}: no such file; give a *-variants.json path or an http(s) URL") from None
-        except OSError as exc:
-            raise WheelfitError(f"{source}: cannot read it ({exc.strerror or exc})") from None
-        name = path.name
-    if len(body) > _MAX_BYTES:
-        raise WheelfitError(f"{source}: larger than {_MAX_BYTES // 1024 // 1024} MiB, not variant metadata")
-    return body, name
 
 
 @variants_app.command("rank")
@@ -83,29 +44,14 @@ def rank(
 ) -> None:
     """Rank a release's variants for this machine (or --target): compatible labels best first,
     and for each other label the property that excluded it."""
-    from wheelfit_probekit import System
-
-    from ..probe import detect as run_detect
-    from ..probe.target import apply_overrides, load_target
-    from ..variants.machine import marker_environment, supported_configs
+    from .. import api
     from ..variants.metadata import loads
-    from ..variants.ranking import rank_variants
 
-    body, name = read_source(source)
+    body, name = api.read_variants_file(source, environ=os.environ)
     metadata = loads(body, name)
-    if target:
-        report = load_target(target)
-    else:
-        if sysroot is not None and not sysroot.is_dir():
-            raise WheelfitError(f"--sysroot {sysroot} is not a directory")
-        report = run_detect(System.from_sysroot(sysroot, command_timeout=probe_timeout))
-    report, notes = apply_overrides(report, os.environ)
-    ranking = rank_variants(
-        metadata,
-        supported_configs(report, os.environ),
-        environment=marker_environment(report),
-        enable_optional=enable_optional or (),
-    )
+    here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
+    notes = here.notes
+    ranking = api.rank(metadata, here, environ=os.environ, enable_optional=enable_optional or ())
     if as_json:
         sys.stdout.write(json.dumps(ranking.to_dict(), indent=2) + "\n")
         return
@@ -138,9 +84,10 @@ def show(
     from rich.console import Console
     from rich.table import Table
 
+    from .. import api
     from ..variants.metadata import loads
 
-    body, name = read_source(source)
+    body, name = api.read_variants_file(source, environ=os.environ)
     meta = loads(body, name)
     con = Console()
     con.print(f"[bold]{name}[/]  schema {'.'.join(map(str, meta.schema_version))} ({meta.schema_url})", highlight=False)

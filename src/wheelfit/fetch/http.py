@@ -72,14 +72,16 @@ def make_client(
     verify: ssl.SSLContext | bool = True,
     max_connections: int = 8,
     trust_env: bool = True,
+    environ: Mapping[str, str] | None = None,
 ) -> httpx.Client:
     """A client reused for every request of a run (keep-alive, one pool); callers close it.
 
-    ``verify=True`` is the trust store of :func:`~.trust.trust_context` (with ``trust_env``, the environment's).
+    ``verify=True`` is the trust store of :func:`~.trust.trust_context` (with ``trust_env``, that of ``environ``,
+    default the process environment: ``SSL_CERT_FILE``, ``SSL_CERT_DIR``).
     """
     t = timeouts or Timeouts()
     if verify is True:
-        verify = trust_context(os.environ if trust_env else {})
+        verify = trust_context((os.environ if environ is None else environ) if trust_env else {})
     return httpx.Client(
         timeout=httpx.Timeout(t.read, connect=t.connect),
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),

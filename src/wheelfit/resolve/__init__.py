@@ -1,7 +1,21 @@
-"""Resolving: a hardware report and the knowledge base in, a plan with reasons out. Pure."""
+"""Resolving: a machine and the build candidates in, a plan with reasons out. Pure."""
 
-from .machine import ResolveError
-from .plan import PackagePin, Plan, Rejection
-from .resolver import COMPANIONS, DEFAULT_INDEX, Request, resolve
+from .judges import Judge
+from .machine import Machine, ResolveError
+from .plan import PLAN_SCHEMA_VERSION, PackagePin, Plan, Rejection
+from .request import COMPANIONS, DEFAULT_INDEX, Request
+from .resolver import resolve
 
-__all__ = ["COMPANIONS", "DEFAULT_INDEX", "PackagePin", "Plan", "Rejection", "Request", "ResolveError", "resolve"]
+__all__ = [
+    "COMPANIONS",
+    "DEFAULT_INDEX",
+    "PLAN_SCHEMA_VERSION",
+    "Judge",
+    "Machine",
+    "PackagePin",
+    "Plan",
+    "Rejection",
+    "Request",
+    "ResolveError",
+    "resolve",
+]

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
+from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
 from packaging.version import InvalidVersion, Version
 
 from ..errors import WheelfitError
 from ..report import Accelerator, HardwareReport
+from ..variants.machine import marker_environment
+from ..variants.ranking import SupportedConfigs
 
-__all__ = ["GpuGroup", "Machine", "ResolveError", "choose_gpus"]
+__all__ = ["GpuGroup", "Machine", "ResolveError", "choose_gpus", "target_tags"]
+
+#: Oldest glibc the manylinux tags go down to (manylinux1), and what an unknown glibc is taken to be.
+_OLDEST_GLIBC = 5
+_ASSUMED_GLIBC = 28
+#: The legacy manylinux names of PEP 600's ``manylinux_2_<minor>`` (PyTorch's 2.5 wheels are manylinux1).
+_LEGACY_MANYLINUX = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 
 
 class ResolveError(WheelfitError):
@@ -40,9 +51,17 @@ class Machine:
     glibc: Version | None
     macos: Version | None
     gpus: GpuGroup | None
+    #: The wheel tags the machine's Python and platform accept, most preferred first.
+    tags: tuple[Tag, ...] = ()
+    #: The PEP 508 environment of the machine (``enable-if`` and dependency markers are evaluated in it).
+    markers: Mapping[str, str] = field(default_factory=dict)
+    #: What the variant providers say the machine supports, by namespace (PEP 817): variant mode ranks with it.
+    variant_configs: SupportedConfigs = field(default_factory=dict)
 
     @classmethod
-    def from_report(cls, report: HardwareReport) -> Machine:
+    def from_report(cls, report: HardwareReport, variant_configs: SupportedConfigs | None = None) -> Machine:
+        """The machine of ``report``; ``variant_configs`` come from the variant providers (I/O-free, but they are
+        plugins, so the caller runs them: :func:`wheelfit.variants.machine.supported_configs`)."""
         p = report.platform
         arch = (p.machine or report.cpu.arch or "").lower()
         system = p.system
@@ -71,7 +90,51 @@ class Machine:
             glibc,
             macos,
             choose_gpus(report.accelerators),
+            tuple(target_tags(report)),
+            marker_environment(report),
+            dict(variant_configs or {}),
         )
+
+
+def target_tags(report: HardwareReport) -> list[Tag]:
+    """The wheel tags the report's Python and platform accept, most preferred first.
+
+    Derived from the report, not from the running interpreter, so a ``--target`` plan is
+    made for the target: Linux gets ``manylinux_2_<glibc>`` down to ``2_17`` (``2_28``
+    assumed when the glibc is unknown) and ``linux_<arch>``.
+    """
+    p = report.platform
+    parts = p.python.split(".")
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        raise ResolveError(f"cannot read the Python version {p.python!r} from the report")
+    py = (int(parts[0]), int(parts[1]))
+    arch = (p.machine or report.cpu.arch or "").lower()
+    platforms: Sequence[str]
+    if p.system == "Linux":
+        arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(arch, arch)
+        glibc = _ASSUMED_GLIBC
+        if p.libc and p.libc.startswith("glibc "):
+            with contextlib.suppress(IndexError, ValueError):
+                glibc = int(p.libc.split()[1].split(".")[1])
+        linux: list[str] = []
+        for minor in range(glibc, _OLDEST_GLIBC - 1, -1):
+            linux.append(f"manylinux_2_{minor}_{arch}")
+            if minor in _LEGACY_MANYLINUX:
+                linux.append(f"{_LEGACY_MANYLINUX[minor]}_{arch}")
+        platforms = [*linux, f"linux_{arch}"]
+    elif p.system == "Windows":
+        platforms = ["win_arm64" if arch in ("arm64", "aarch64") else "win_amd64"]
+    elif p.system == "Darwin":
+        release = (p.release or "11.0").split(".")
+        try:
+            mac = (int(release[0]), int(release[1]) if len(release) > 1 else 0)
+        except ValueError:
+            mac = (11, 0)
+        platforms = list(mac_platforms(mac, "arm64" if arch in ("arm64", "aarch64") else arch))
+    else:
+        platforms = []
+    interpreter = f"cp{py[0]}{py[1]}"
+    return [*cpython_tags(py, [interpreter], platforms), *compatible_tags(py, interpreter, platforms)]
 
 
 def _version(text: str) -> Version | None:

@@ -1,4 +1,8 @@
-"""The resolver's answer: which build, from where, why, and what was turned down."""
+"""The resolver's answer: which build, from where, why, what was turned down, and how sure each pin is.
+
+``Plan.to_dict`` is a contract other tools read (``wheelfit plan --json``): keys keep their meaning,
+new keys are additions, and ``schema_version`` says which.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PackagePin", "Plan", "Rejection"]
+from ..candidate import Fact, weakest
+
+__all__ = ["PLAN_SCHEMA_VERSION", "PackagePin", "Plan", "Rejection"]
+
+#: 1.0: the keys of wheelfit 0.1; 1.1 adds ``schema_version``, ``confidence``/``uncertain`` per package,
+#: ``judge`` per rejection and ``sources``.
+PLAN_SCHEMA_VERSION = "1.1"
 
 
 @dataclass(frozen=True)
@@ -18,6 +28,12 @@ class PackagePin:
     #: Variant mode: the one wheel chosen (its name carries the variant label), and where it is.
     filename: str | None = None
     url: str | None = None
+    #: The facts this pin rests on that are below primary or measured (the knowledge base's S, U, or inferred).
+    uncertain: tuple[Fact, ...] = ()
+
+    @property
+    def confidence(self) -> str:
+        return weakest(self.uncertain)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "version": self.version, "requirement": self.requirement}
@@ -25,6 +41,8 @@ class PackagePin:
             out["filename"] = self.filename
         if self.url is not None:
             out["url"] = self.url
+        out["confidence"] = self.confidence
+        out["uncertain"] = [f.to_dict() for f in self.uncertain]
         return out
 
 
@@ -33,6 +51,8 @@ class Rejection:
     variant: str
     version: str
     reason: str
+    #: Which rule turned it down: ``absent``, ``files``, ``python``, ``kernels``, ``driver``, ... (stable names).
+    judge: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,9 +76,17 @@ class Plan:
     #: Variant mode: the chosen variant's properties narrowed to what the machine supports (``ns :: f :: v``);
     #: the variant markers of its dependencies are evaluated with them (PEP 825).
     variant_properties: tuple[str, ...] = ()
+    #: What the candidates came from: the knowledge base (with its date) and the index that was read, if any.
+    sources: tuple[str, ...] = ()
+
+    @property
+    def uncertain(self) -> tuple[Fact, ...]:
+        """Every doubtful fact the plan rests on, once."""
+        return tuple(dict.fromkeys(f for p in self.packages for f in p.uncertain))
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "schema_version": PLAN_SCHEMA_VERSION,
             "torch_version": self.torch_version,
             "variant": self.variant,
             "index_url": self.index_url,
@@ -67,9 +95,13 @@ class Plan:
             "python": self.python,
             "packages": [p.to_dict() for p in self.packages],
             "reasons": list(self.reasons),
-            "rejected": [{"variant": r.variant, "version": r.version, "reason": r.reason} for r in self.rejected],
+            "rejected": [
+                {"variant": r.variant, "version": r.version, "reason": r.reason, "judge": r.judge}
+                for r in self.rejected
+            ],
             "warnings": list(self.warnings),
             "env": dict(self.env),
+            "sources": list(self.sources),
             **(
                 {"dependencies": list(self.dependencies), "variant_properties": list(self.variant_properties)}
                 if self.mode == "variant"

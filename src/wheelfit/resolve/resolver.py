@@ -1,199 +1,129 @@
-"""``resolve(report, knowledge, request) -> Plan``: the build that has kernels for this machine.
+"""``resolve(machine, candidates, request) -> Plan``: the build that has kernels for this machine.
 
-Pure: no I/O, no clock, no environment. Hard constraints reject a candidate
-with a reason; among what is left the newest torch wins, then the build that
-fits the driver best. When the newest release has nothing for the GPU, the
-newest release that does is chosen and the plan says so.
+Pure: no I/O, no clock, no environment. The candidates are the builds that exist (the index's, or the
+knowledge base's when no index was read), in either source: per-variant indexes or wheel variants. Hard
+rules (:mod:`.judges`) reject a candidate with a reason; among what is left the newest torch wins, then the
+build that fits best: the driver for CUDA, the installed ROCm, the PEP 825 ranking for variants. When the
+newest release has nothing for the GPU, the newest release that does is chosen and the plan says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..errors import first_line
-from ..kb.matrix import Companions, DriverVersion, Knowledge, PlatformBuilds, Release, Variant
-from ..kb.overrides import rocm_known_broken, rocm_overrides
-from ..report import Accelerator, HardwareReport
-from .coverage import cuda_runs, describe_archs, gfx_override_value, intel_runs, sm_tuple
+from ..candidate import Candidate, CandidateSet, Fact
+from ..report import Accelerator
+from ..variants.ranking import Ranking, rank_variants
+from .coverage import sm_tuple
+from .judges import Found, Judge, Refusal, describe, driver_fit, gate, judge_kernels, rocm_host
 from .machine import GpuGroup, Machine, ResolveError
 from .plan import PackagePin, Plan, Rejection
+from .request import Request
 
-__all__ = ["COMPANIONS", "DEFAULT_INDEX", "Request", "resolve"]
-
-DEFAULT_INDEX = "https://download.pytorch.org/whl"
-
-#: Packages that come at the version matching the chosen torch, from the same variant index.
-COMPANIONS = ("torchvision", "torchaudio", "triton")
-
-
-@dataclass(frozen=True)
-class Request:
-    """What the user asked for: ``torch`` (and companions) with ordinary specifiers."""
-
-    requirements: tuple[Requirement, ...]
-    allow_cpu: bool = False
-    index_base: str = DEFAULT_INDEX
-    #: Near-miss AMD targets: ``{"gfx1031": ("gfx1030", "10.3.0", risk or None)}``.
-    rocm_overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=lambda: dict(rocm_overrides()))
-    #: Listed targets whose kernels are missing from a ROCm version on: ``{"gfx906": ("6.4", why)}``.
-    rocm_broken: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(rocm_known_broken()))
-
-    @classmethod
-    def parse(cls, specs: Sequence[str], **kwargs: object) -> Request:
-        reqs: list[Requirement] = []
-        for spec in specs:
-            try:
-                req = Requirement(spec)
-            except InvalidRequirement as exc:
-                raise ResolveError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
-            name = canonicalize_name(req.name)
-            if name != "torch" and name not in COMPANIONS:
-                raise ResolveError(
-                    f"wheelfit plans torch and its companions ({', '.join(COMPANIONS)}); {req.name} is not one of them"
-                )
-            reqs.append(req)
-        if not any(canonicalize_name(r.name) == "torch" for r in reqs):
-            reqs.insert(0, Requirement("torch"))
-        reqs.sort(key=lambda r: canonicalize_name(r.name) != "torch")
-        return cls(tuple(reqs), **kwargs)  # type: ignore[arg-type]
-
-    @property
-    def torch(self) -> Requirement:
-        return self.requirements[0]
-
-    @property
-    def companions(self) -> tuple[Requirement, ...]:
-        return self.requirements[1:]
-
-
-@dataclass
-class _Found:
-    release: Release
-    version: Version
-    variant: Variant
-    native: bool = True
-    warnings: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    why: list[str] = field(default_factory=list)
+__all__ = ["resolve"]
 
 
 @dataclass
 class _Search:
-    found: _Found | None
+    found: Found | None
     rejected: list[Rejection]
     newest: Version | None
-    newest_builds: PlatformBuilds | None = None
+    newest_candidates: tuple[Candidate, ...] = ()
 
 
-def resolve(report: HardwareReport, kb: Knowledge, request: Request) -> Plan:
-    """Plan the build for ``report``'s machine from ``kb``'s facts."""
-    machine = Machine.from_report(report)
+@dataclass
+class _Pool:
+    """The candidates of the request, by version newest first, with each version's variant ranking."""
+
+    machine: Machine
+    cset: CandidateSet
+    request: Request
+    versions: list[tuple[Version, tuple[Candidate, ...]]] = field(default_factory=list)
+    rankings: dict[str, Ranking] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        by_version: dict[Version, list[Candidate]] = {}
+        for c in self.cset.candidates:
+            if c.platform == self.machine.platform_key:
+                by_version.setdefault(c.version, []).append(c)
+        spec = self.request.torch.specifier
+        for version in sorted(by_version, reverse=True):
+            if spec.contains(version, prereleases=True if self.request.exact else None) and _companions_fit(
+                by_version[version], self.request
+            ):
+                self.versions.append((version, tuple(by_version[version])))
+
+    def ranking(self, c: Candidate) -> Ranking | None:
+        vf = c.variants_file
+        if vf is None:
+            return None
+        if vf.filename not in self.rankings:
+            self.rankings[vf.filename] = rank_variants(
+                vf.metadata, self.machine.variant_configs, environment=self.machine.markers
+            )
+        return self.rankings[vf.filename]
+
+
+def resolve(machine: Machine, candidates: CandidateSet, request: Request) -> Plan:
+    """Plan the build for ``machine`` from ``candidates``."""
+    pool = _Pool(machine, candidates, request)
     group = machine.gpus
-    notes: list[str] = []
     warnings: list[str] = []
     if group is not None and group.set_aside:
         warnings.append("not used by this build: " + "; ".join(group.set_aside))
 
     if group is not None and group.kind != "mps":
-        search, excluded = _gpu_search(kb, machine, request, group)
+        search, excluded = _gpu_search(pool, group)
         found = search.found
         if found is not None:
             if excluded:
                 _exclude(found, group, excluded)
-            if search.newest is not None and found.version.release[:2] != search.newest.release[:2]:
+            if search.newest is not None and found.candidate.version.release[:2] != search.newest.release[:2]:
                 if request.allow_cpu:
-                    cpu = _cpu_search(kb, machine, request)
-                    return _plan(
-                        machine,
-                        request,
-                        cpu,
-                        search.rejected,
-                        [
-                            *warnings,
-                            f"--allow-cpu: torch {cpu.version} has no {group.kind} build for "
-                            f"{_devices(found, group)}; installing its CPU build (torch {found.version} "
-                            f"+{found.variant.label} would run on the GPU)",
-                        ],
-                        notes,
+                    cpu = _cpu_search(pool)
+                    warnings.append(
+                        f"--allow-cpu: torch {cpu.candidate.version} has no {group.kind} build for "
+                        f"{_devices(group)}; installing its CPU build (torch {found.candidate} would run on the GPU)"
                     )
-                found.why.insert(0, _dropped(kb, machine, request, search, group))
-            return _plan(machine, request, found, search.rejected, warnings, notes)
-        cpu = _cpu_search(kb, machine, request)
+                    return _plan(pool, cpu, search.rejected, warnings)
+                found.why.insert(0, _dropped(pool, search, group))
+            return _plan(pool, found, search.rejected, warnings)
+        cpu = _cpu_search(pool)
         warnings.append(
-            f"no PyTorch build matching {request.torch} has kernels for "
-            f"{', '.join(_describe(a) for a in group.devices)}: installing the CPU build"
+            f"no PyTorch build matching {request.torch} has kernels for {_devices(group)}: installing the CPU build"
         )
-        return _plan(machine, request, cpu, search.rejected, warnings, notes)
+        return _plan(pool, cpu, search.rejected, warnings)
 
     if group is not None and group.kind == "mps":
-        return _plan(machine, request, _mps_search(kb, machine, request, group, warnings), [], warnings, notes)
-    cpu = _cpu_search(kb, machine, request)
+        return _plan(pool, _mps_search(pool, group, warnings), [], warnings)
+    cpu = _cpu_search(pool)
     cpu.why.insert(0, "no GPU usable by PyTorch was found: the CPU build fits")
-    return _plan(machine, request, cpu, [], warnings, notes)
+    return _plan(pool, cpu, [], warnings)
 
 
-# -- searching ---------------------------------------------------------------------------------
+# -- searching ---------------------------------------------------------------------------------------------------
 
 
-def _releases(
-    kb: Knowledge, machine: Machine, request: Request, rejected: list[Rejection]
-) -> Iterator[tuple[Release, Version, PlatformBuilds]]:
-    """Releases newest first that publish a usable build for this platform and Python."""
-    for release in kb.releases_newest_first():
-        version = _pick_version(release, request)
-        if version is None:
-            continue
-        builds = release.platform(machine.platform_key)
-        if builds is None:
-            rejected.append(
-                Rejection("*", str(version), f"torch {release.name} publishes no {machine.platform_key} build")
-            )
-            continue
-        tags = release.python_tags_for(version, machine.platform_key)
-        if machine.python_tag not in tags:
-            rejected.append(
-                Rejection("*", str(version), f"no wheels for Python {machine.python} (has {', '.join(tags)})")
-            )
-            continue
-        if builds.min_macos and machine.macos is not None and machine.macos < builds.min_macos:
-            rejected.append(
-                Rejection(
-                    "*", str(version), f"its wheels need macOS >= {builds.min_macos}, this Mac has {machine.macos}"
-                )
-            )
-            continue
-        if builds.min_glibc and machine.glibc is not None and machine.glibc < builds.min_glibc:
-            rejected.append(
-                Rejection("*", str(version), f"needs glibc >= {builds.min_glibc}, this machine has {machine.glibc}")
-            )
-            continue
-        yield release, version, builds
-
-
-def _pick_version(release: Release, request: Request) -> Version | None:
-    for version in sorted(release.versions, reverse=True):
-        if not request.torch.specifier.contains(version, prereleases=True):
-            continue
-        pins = release.companions.get(version)
-        if all(_companion_fits(pins, r) for r in request.companions):
-            return version
-    return None
-
-
-def _companion_fits(pins: Companions | None, req: Requirement) -> bool:
-    """Whether the companion pinned for a torch version can meet the user's own specifier."""
-    pin = None if pins is None else pins.pins.get(canonicalize_name(req.name))
-    if pin is None:
-        return False
-    exact = _exact(pin)
-    return exact is None or req.specifier.contains(exact, prereleases=True)
+def _companions_fit(candidates: Sequence[Candidate], request: Request) -> bool:
+    """Whether the companions pinned for this torch version can meet the user's own specifiers (a version the
+    knowledge base has no pins for, a newer release from the index, is left to the index)."""
+    pins = next((c.companions for c in candidates if c.companions), None)
+    if pins is None:
+        return True
+    for req in request.companions:
+        pin = pins.get(canonicalize_name(req.name))
+        if pin is None:
+            return False
+        exact = _exact(pin)
+        if exact is not None and not req.specifier.contains(exact, prereleases=True):
+            return False
+    return True
 
 
 def _exact(spec: SpecifierSet) -> str | None:
@@ -201,22 +131,59 @@ def _exact(spec: SpecifierSet) -> str | None:
     return specs[0].version if len(specs) == 1 and specs[0].operator == "==" else None
 
 
-def _gpu_search(
-    kb: Knowledge, machine: Machine, request: Request, group: GpuGroup
-) -> tuple[_Search, tuple[Accelerator, ...]]:
+def _gated(
+    pool: _Pool, version: Version, cands: Sequence[Candidate], rejected: list[Rejection]
+) -> Iterator[tuple[Candidate, Found]]:
+    """The candidates that can be installed here (platform, Python, files, variant properties), each as a
+    :class:`Found` holding its wheel; rejections for the others, one row when a rule rejects the whole release."""
+    passed: list[tuple[Candidate, Found]] = []
+    refused: list[tuple[Candidate, Refusal]] = []
+    for c in cands:
+        verdict = gate(c, pool.machine, pool.request.exact)
+        if isinstance(verdict, Refusal):
+            refused.append((c, verdict))
+            continue
+        found = Found(c, file=verdict)
+        ranking = pool.ranking(c)
+        if ranking is not None:
+            ranked = next((r for r in ranking.compatible if r.label == c.label), None)
+            if ranked is None:
+                continue  # excluded by the ranking: listed once per version by _ranking_rejections
+            found.variant = ranked.variant
+        passed.append((c, found))
+    shared = {(r.judge, r.reason) for _, r in refused}
+    if refused and not passed and len(shared) == 1 and (len(refused) > 1 or refused[0][1].judge.platform_wide):
+        judge, reason = shared.pop()
+        rejected.append(Rejection("*", str(version), reason, judge.value))
+    else:
+        rejected += [Rejection(c.label, str(version), f"{c.label}: {r.reason}", r.judge.value) for c, r in refused]
+    yield from passed
+
+
+def _ranking_rejections(pool: _Pool, cands: Sequence[Candidate], rejected: list[Rejection]) -> None:
+    for c in cands:
+        ranking = pool.ranking(c)
+        if ranking is None:
+            continue
+        for excl in ranking.incompatible:
+            if excl.label == c.label:
+                rejected.append(Rejection(c.label, str(c.version), excl.reason, Judge.PROPERTIES.value))
+
+
+def _gpu_search(pool: _Pool, group: GpuGroup) -> tuple[_Search, tuple[Accelerator, ...]]:
     """Cover every GPU of the vendor; if no build does, the most capable ones (naming the rest)."""
     first: _Search | None = None
-    # Builds the release matrix advertises first: one that is only built (cu129 in 2.13, cu134 in 2.14)
+    # Builds the index has, or the release matrix advertises, first: one that is only built (cu129 in 2.13)
     # may be missing from the index, so it is chosen only when no advertised build anywhere fits.
     for advertised_only in (True, False):
         for devices in _capability_tiers(group):
-            search = _search_kind(kb, machine, request, group.kind, devices, advertised_only)
+            search = _search_kind(pool, group.kind, devices, advertised_only)
             first = first or search
             if search.found is not None:
-                if not search.found.variant.advertised:
+                c = search.found.candidate
+                if not c.advertised and c.on_index is None:
                     search.found.warnings.append(
-                        f"{search.found.variant.label} is built but not advertised for torch {search.found.version}; "
-                        "it may be missing from the index"
+                        f"{c.label} is built but not advertised for torch {c.version}; it may be missing from the index"
                     )
                 return search, tuple(a for a in group.devices if a not in devices)
     assert first is not None  # noqa: S101 - _capability_tiers yields at least once
@@ -234,143 +201,45 @@ def _capability_tiers(group: GpuGroup) -> Iterator[tuple[Accelerator, ...]]:
         yield tuple(a for a in devices if sm_tuple(a.compute_capability or "0.0") >= floor)
 
 
-def _search_kind(
-    kb: Knowledge,
-    machine: Machine,
-    request: Request,
-    kind: str,
-    devices: tuple[Accelerator, ...],
-    advertised_only: bool,
-) -> _Search:
+def _search_kind(pool: _Pool, kind: str, devices: tuple[Accelerator, ...], advertised_only: bool) -> _Search:
     rejected: list[Rejection] = []
     newest: Version | None = None
-    newest_builds: PlatformBuilds | None = None
-    judge = _JUDGES[kind]
-    for release, version, builds in _releases(kb, machine, request, rejected):
-        if newest is None:
-            newest, newest_builds = version, builds
-        ok: list[_Found] = []
-        for variant in builds.variants.values():
-            if variant.kind != kind or (advertised_only and not variant.advertised):
+    newest_cands: tuple[Candidate, ...] = ()
+    for version, cands in pool.versions:
+        if newest is None and _installable(pool, cands):
+            newest, newest_cands = version, cands
+        of_kind = [c for c in cands if c.kind == kind and (c.advertised or c.on_index or not advertised_only)]
+        _ranking_rejections(pool, cands, rejected)
+        ok: list[Found] = []
+        for c, gated in _gated(pool, version, of_kind, rejected):
+            verdict = judge_kernels(c, pool.machine, pool.request, devices)
+            if isinstance(verdict, Refusal):
+                rejected.append(Rejection(c.label, str(version), f"{c.label}: {verdict.reason}", verdict.judge.value))
                 continue
-            verdict = judge(kb, machine, request, release, version, variant, devices)
-            if isinstance(verdict, str):
-                rejected.append(Rejection(variant.label, str(version), f"{variant.label}: {verdict}"))
-            else:
-                ok.append(verdict)
+            verdict.file, verdict.variant = gated.file, gated.variant
+            ok.append(verdict)
         if ok:
-            return _Search(_best(kb, machine, kind, ok, devices), rejected, newest, newest_builds)
-    return _Search(None, rejected, newest, newest_builds)
+            return _Search(_best(pool, kind, ok, devices, rejected), rejected, newest, newest_cands)
+    return _Search(None, rejected, newest, newest_cands)
 
 
-def _judge_cuda(
-    kb: Knowledge,
-    machine: Machine,
-    request: Request,
-    release: Release,
-    version: Version,
-    variant: Variant,
-    devices: tuple[Accelerator, ...],
-) -> _Found | str:
-    for a in devices:
-        cc = a.compute_capability or ""
-        if not cuda_runs(cc, variant.sass, variant.ptx):
-            return f"no SASS for sm_{cc.replace('.', '')} (has {describe_archs(variant.sass, variant.ptx)})"
-    fit, detail = _driver_fit(kb, machine, variant, devices)
-    if fit == "fail":
-        return detail or "the driver is too old"
-    found = _Found(release, version, variant)
-    archs = sorted({a.compute_capability or "" for a in devices}, key=sm_tuple)
-    found.why.append(
-        f"{variant.label} has kernels for {', '.join('sm_' + c.replace('.', '') for c in archs)} "
-        f"({describe_archs(variant.sass, variant.ptx)})"
-    )
-    return found
+def _installable(pool: _Pool, cands: Sequence[Candidate]) -> bool:
+    """Whether some build of a release can be installed here (Python, platform, files), whatever its kernels."""
+    return any(not isinstance(gate(c, pool.machine, pool.request.exact), Refusal) for c in cands)
 
 
-def _judge_rocm(
-    kb: Knowledge,
-    machine: Machine,
-    request: Request,
-    release: Release,
-    version: Version,
-    variant: Variant,
-    devices: tuple[Accelerator, ...],
-) -> _Found | str:
-    found = _Found(release, version, variant)
-    runs_as: list[str] = []
-    for a in devices:
-        gfx = a.effective_gfx or a.gfx or ""
-        broken = request.rocm_broken.get(a.gfx or gfx)
-        if broken is not None and Version(variant.rocm or "0") >= Version(broken[0]):
-            return f"{a.gfx or gfx} is listed, but {broken[1]}"
-        if gfx in variant.gfx and a.gfx and gfx != a.gfx:
-            # The user's HSA_OVERRIDE_GFX_VERSION already makes it pretend: still unsupported, say so.
-            value = gfx_override_value(gfx)
-            found.native = False
-            found.env["HSA_OVERRIDE_GFX_VERSION"] = value
-            runs_as.append(f"{gfx} (HSA_OVERRIDE_GFX_VERSION set for {a.gfx})")
-            found.warnings.append(
-                f"{a.gfx} runs {gfx} kernels only because HSA_OVERRIDE_GFX_VERSION={value} is set "
-                "(not supported by AMD): keep it set when running torch"
-            )
-            continue
-        if gfx in variant.gfx:
-            runs_as.append(gfx)
-            continue
-        near = request.rocm_overrides.get(gfx)
-        if near is None or near[0] not in variant.gfx:
-            return f"{gfx} is not in its gfx list ({', '.join(variant.gfx)})"
-        target, value, risk = near
-        if found.env.get("HSA_OVERRIDE_GFX_VERSION", value) != value:
-            # The override is process-wide: one value for every GPU (ROCm/ROCm#3065).
-            return f"{gfx} would need HSA_OVERRIDE_GFX_VERSION={value}, another GPU needs a different value"
-        found.native = False
-        found.env["HSA_OVERRIDE_GFX_VERSION"] = value
-        runs_as.append(f"{target} (the override target of {gfx})")
-        found.warnings.append(
-            f"{gfx} is in no {variant.label} build; it can run {target} kernels only with "
-            f"HSA_OVERRIDE_GFX_VERSION={value} set (not supported by AMD)" + (f": {risk}" if risk else "")
-        )
-    found.why.append(f"{variant.label} lists {', '.join(sorted(set(runs_as)))}")
-    return found
-
-
-def _judge_xpu(
-    kb: Knowledge,
-    machine: Machine,
-    request: Request,
-    release: Release,
-    version: Version,
-    variant: Variant,
-    devices: tuple[Accelerator, ...],
-) -> _Found | str:
-    found = _Found(release, version, variant)
-    for a in devices:
-        target, sub = a.extra.get("aot_target"), a.extra.get("subfamily")
-        how = intel_runs(
-            a.family, sub if isinstance(sub, str) else None, target if isinstance(target, str) else None, variant.aot
-        )
-        if how == "jit":
-            found.native = False
-            found.warnings.append(
-                f"{a.name} ({target or sub or a.family}) is not an AOT target of torch {version} xpu "
-                f"({', '.join(variant.aot)}); its kernels are JIT-compiled from SPIR-V at first use "
-                "(slower start, not validated by Intel)"
-            )
-    aot = sorted({a.family or "" for a in devices}) if found.native else []
-    found.why.append(f"xpu has AOT kernels for {', '.join(aot)}" if aot else "xpu carries SPIR-V for other Xe GPUs")
-    return found
-
-
-def _best(kb: Knowledge, machine: Machine, kind: str, ok: list[_Found], devices: tuple[Accelerator, ...]) -> _Found:
+def _best(
+    pool: _Pool, kind: str, ok: list[Found], devices: tuple[Accelerator, ...], rejected: Sequence[Rejection]
+) -> Found:
     native = [f for f in ok if f.native] or ok
+    if native[0].candidate.mode == "variant":
+        return _best_variant(pool, native, rejected)
     if kind == "cuda":
-        return _best_cuda(kb, machine, native, devices)
+        return _best_cuda(pool.machine, native, devices)
     if kind == "rocm":
-        host = _rocm_host(devices)
-        ranked = sorted(native, key=lambda f: Version(f.variant.rocm or "0"))
-        fitting = [f for f in ranked if host is None or Version(f.variant.rocm or "0").release[:2] <= host.release[:2]]
+        host = rocm_host(devices)
+        ranked = sorted(native, key=lambda f: Version(f.candidate.runtime.rocm or "0"))
+        fitting = [f for f in ranked if host is None or _rocm(f).release[:2] <= host.release[:2]]
         best = fitting[-1] if fitting else ranked[0]  # closest to the installed ROCm
         if host is not None and not fitting:
             best.warnings.append(
@@ -381,57 +250,15 @@ def _best(kb: Knowledge, machine: Machine, kind: str, ok: list[_Found], devices:
     return native[0]
 
 
-def _driver_fit(
-    kb: Knowledge, machine: Machine, variant: Variant, devices: tuple[Accelerator, ...]
-) -> tuple[str, str | None]:
-    """How the NVIDIA driver meets a CUDA build: ``own`` (the toolkit's own minimum), ``compat``
-    (minor-version compatibility only), ``fail`` or ``unknown``, with a sentence saying so."""
-    cuda = Version(variant.cuda or "0")
-    driver = _driver(devices)
-    if driver is not None:
-        floor = kb.minor_compat_floor(cuda.major, machine.driver_os)
-        if floor is not None and driver < floor:
-            return "fail", f"driver {driver} is below {floor}, the minimum for any CUDA {cuda.major}.x build"
-        own = _own_floor(kb, variant.cuda or "", machine.driver_os)
-        if own is not None and own <= driver:
-            return "own", f"driver {driver} meets CUDA {cuda}'s own minimum ({own})"
-        return "compat", (
-            f"driver {driver} is older than CUDA {cuda} needs on its own ({own or 'unknown'}); "
-            f"{variant.label} runs through minor-version compatibility (features that need a newer "
-            "driver fail): update the driver if you can"
-        )
-    supported = _cuda_driver(devices)
-    if supported is not None:
-        if cuda.release[:2] <= supported.release[:2]:
-            return "own", f"the driver supports CUDA {supported}"
-        if cuda.major == supported.major:
-            return "compat", (
-                f"the driver supports CUDA {supported}; {variant.label} runs through minor-version compatibility"
-            )
-        return "fail", f"the driver supports CUDA {supported}; CUDA {cuda.major}.x builds need a newer driver"
-    return "unknown", None
+def _rocm(found: Found) -> Version:
+    return Version(found.candidate.runtime.rocm or "0")
 
 
-def _own_floor(kb: Knowledge, cuda: str, driver_os: str) -> DriverVersion | None:
-    """The driver a CUDA toolkit asks for on its own (NVIDIA Table 3); None when unknown.
-
-    For CUDA 13.x NVIDIA prints "N/A" on Windows (the driver is no longer bundled); the Linux
-    figure names the driver branch it needs, which is the conservative reading.
-    """
-    toolkit = kb.cuda_toolkits.get(cuda)
-    if toolkit is None:
-        return None
-    own = toolkit.for_os(driver_os)
-    if own is None and driver_os == "windows" and toolkit.confidence.get("windows") != "U":
-        return toolkit.linux
-    return own
-
-
-def _best_cuda(kb: Knowledge, machine: Machine, ok: list[_Found], devices: tuple[Accelerator, ...]) -> _Found:
+def _best_cuda(machine: Machine, ok: list[Found], devices: tuple[Accelerator, ...]) -> Found:
     """The highest CUDA whose own driver minimum is met, else the lowest that runs by minor-version
     compatibility (warned), else (driver unknown) the highest, warned."""
-    ranked = sorted(ok, key=lambda f: Version(f.variant.cuda or "0"))
-    fits = {id(f): _driver_fit(kb, machine, f.variant, devices) for f in ranked}
+    ranked = sorted(ok, key=lambda f: Version(f.candidate.runtime.cuda or "0"))
+    fits = {id(f): driver_fit(f.candidate, machine, devices) for f in ranked}
     own = [f for f in ranked if fits[id(f)][0] == "own"]
     if own:
         best = own[-1]
@@ -443,124 +270,134 @@ def _best_cuda(kb: Knowledge, machine: Machine, ok: list[_Found], devices: tuple
         best.warnings.append(fits[id(best)][1] or "")
         return best
     best = ranked[-1]
-    floor = kb.minor_compat_floor(Version(best.variant.cuda or "0").major, machine.driver_os)
+    compat_floor = best.candidate.runtime.compat_floor
+    floor = compat_floor.for_os(machine.driver_os) if compat_floor is not None else None
     best.warnings.append(
-        f"the NVIDIA driver version is unknown: {best.variant.label} needs a driver >= {floor}"
+        f"the NVIDIA driver version is unknown: {best.candidate.label} needs a driver >= {floor}"
         if floor
         else "the NVIDIA driver version is unknown"
     )
     return best
 
 
-def _cpu_search(kb: Knowledge, machine: Machine, request: Request) -> _Found:
+def _best_variant(pool: _Pool, ok: list[Found], rejected: Sequence[Rejection]) -> Found:
+    """The best-ranked label (PEP 825 order, as variantlib sorts), saying why when it is not the ranking's top."""
+    ranking = pool.ranking(ok[0].candidate)
+    assert ranking is not None  # noqa: S101 - variant candidates carry their variants file
+    order = ranking.labels
+    best = min(ok, key=lambda f: order.index(f.candidate.label))
+    c = best.candidate
+    gpu_order = [r.label for r in ranking.compatible if not r.is_null]
+    top = gpu_order[0] if gpu_order else c.label
+    shown = ", ".join(order)
+    if c.label == top:
+        best.why.insert(0, f"{c.label} ranks first of the variants of torch {c.version} that run here ({shown})")
+    else:
+        skipped = [r for r in rejected if r.version == str(c.version) and r.variant == top]
+        because = f", which has {skipped[0].reason.removeprefix(f'{top}: ')}" if skipped else ""
+        best.why.insert(
+            0,
+            f"{c.label} is the best-ranked variant with kernels for every GPU and a wheel here; "
+            f"the reference ranking ({shown}) would take {top}{because}",
+        )
+    return best
+
+
+def _cpu_search(pool: _Pool) -> Found:
     rejected: list[Rejection] = []
-    for release, version, builds in _releases(kb, machine, request, rejected):
-        cpu = next((v for v in builds.variants.values() if v.kind == "cpu"), None)
-        if cpu is not None:
-            return _Found(
-                release, version, cpu, why=[f"torch {version} is the newest release matching {request.torch}"]
-            )
+    for version, cands in pool.versions:
+        cpus = [c for c in cands if c.kind == "cpu"]
+        _ranking_rejections(pool, cpus, rejected)
+        for c, found in _gated(pool, version, cpus, rejected):
+            null = " (the null variant, CPU only)" if c.mode == "variant" else ""
+            found.why.append(f"torch {version}{null} is the newest release matching {pool.request.torch}")
+            return found
+    raise _no_release(pool, rejected)
+
+
+def _no_release(pool: _Pool, rejected: Sequence[Rejection]) -> ResolveError:
+    """Why nothing matches: the machine (with the distinct reasons), or missing knowledge (with what to do)."""
+    request, cset = pool.request, pool.cset
+    asked = ", ".join(map(str, request.requirements))
+    if not pool.versions:
+        known = cset.knowledge or "no releases"
+        kb = f"the knowledge base covers torch {known}" + (
+            f" (updated {cset.knowledge_updated})" if cset.knowledge_updated else ""
+        )
+        if cset.index is None:
+            where = "the PyTorch index was not read"
+            todo = "run without --offline so the index is read, or give a newer knowledge base with --kb FILE"
+        elif cset.index_versions:
+            listed = ", ".join(str(v) for v in cset.index_versions[:3])
+            where = f"{cset.index} has {listed}, but none for this machine's platform ({pool.machine.platform_key})"
+            todo = "check the platform (--target os=, arch=)"
+        else:
+            where = f"{cset.index} does not have it either"
+            todo = "check the version, or give a newer knowledge base with --kb FILE"
+        return ResolveError(f"no PyTorch release matches {asked}: {kb}, and {where}; {todo}")
     detail = "; ".join(list(dict.fromkeys(r.reason for r in rejected))[:3])  # releases often fail alike
-    raise ResolveError(
-        f"no PyTorch release matches {', '.join(map(str, request.requirements))} on this machine"
-        + (f" ({detail})" if detail else "")
-    )
+    return ResolveError(f"no PyTorch release matches {asked} on this machine" + (f" ({detail})" if detail else ""))
 
 
-def _mps_search(kb: Knowledge, machine: Machine, request: Request, group: GpuGroup, warnings: list[str]) -> _Found:
+def _mps_search(pool: _Pool, group: GpuGroup, warnings: list[str]) -> Found:
+    machine, request = pool.machine, pool.request
     rejected: list[Rejection] = []
     newest: Version | None = None
-    for release, version, builds in _releases(kb, machine, request, rejected):
+    floors: set[Version] = set()
+    for version, cands in pool.versions:
         newest = newest or version
-        cpu = next((v for v in builds.variants.values() if v.kind == "cpu"), None)
-        if cpu is None:
-            continue
-        need = builds.mps_min_macos
-        if machine.macos is not None and need is not None and machine.macos < need:
-            if request.allow_cpu:
-                warnings.append(f"--allow-cpu: torch {version} needs macOS {need} for MPS; it will run on the CPU")
-                return _Found(release, version, cpu, why=[f"torch {version} is the newest release"])
-            continue
-        found = _Found(
-            release,
-            version,
-            cpu,
-            why=[
+        for c, found in _gated(pool, version, [c for c in cands if c.kind == "cpu"], rejected):
+            need = c.runtime.mps_min_macos
+            if need is not None:
+                floors.add(need)
+            if machine.macos is not None and need is not None and machine.macos < need:
+                if request.allow_cpu:
+                    warnings.append(f"--allow-cpu: torch {version} needs macOS {need} for MPS; it will run on the CPU")
+                    found.why.append(f"torch {version} is the newest release")
+                    return found
+                continue
+            found.used.append("kernels")
+            found.why.append(
                 f"{group.devices[0].name}: MPS needs macOS >= {need}"
                 f"{'' if machine.macos is None else f', this Mac has {machine.macos}'}"
-            ],
-        )
-        if newest != version:
-            found.why.insert(
-                0,
-                f"torch {newest} needs a newer macOS for MPS; torch {version} is the newest "
-                f"release with MPS on macOS {machine.macos}",
             )
-        return found
-    macs = (r.platform(machine.platform_key) for r in kb.releases_newest_first())
-    floors = sorted({b.mps_min_macos for b in macs if b is not None and b.mps_min_macos is not None})
+            if newest != version:
+                found.why.insert(
+                    0,
+                    f"torch {newest} needs a newer macOS for MPS; torch {version} is the newest "
+                    f"release with MPS on macOS {machine.macos}",
+                )
+            return found
     warnings.append(
         f"no PyTorch release matching {request.torch} has MPS on macOS {machine.macos} "
-        f"(MPS needs macOS >= {floors[0] if floors else '?'}): the CPU build it is"
+        f"(MPS needs macOS >= {min(floors) if floors else '?'}): the CPU build it is"
     )
-    return _cpu_search(kb, machine, request)
+    return _cpu_search(pool)
 
 
-_JUDGES = {"cuda": _judge_cuda, "rocm": _judge_rocm, "xpu": _judge_xpu}
+# -- helpers -----------------------------------------------------------------------------------------------------
 
 
-# -- helpers -----------------------------------------------------------------------------------
+def _devices(group: GpuGroup) -> str:
+    return ", ".join(describe(a) for a in group.devices)
 
 
-_T = TypeVar("_T")
-
-
-def _first(devices: tuple[Accelerator, ...], attr: str, parse: Callable[[str], _T]) -> _T | None:
-    """The first device's value of ``attr`` that is set, parsed; None if unset or unreadable."""
-    for a in devices:
-        text = getattr(a, attr)
-        if text:
-            try:
-                return parse(text)
-            except ValueError:
-                return None
-    return None
-
-
-def _driver(devices: tuple[Accelerator, ...]) -> DriverVersion | None:
-    return _first(devices, "driver_version", DriverVersion.parse)
-
-
-def _cuda_driver(devices: tuple[Accelerator, ...]) -> Version | None:
-    return _first(devices, "cuda_driver_version", Version)
-
-
-def _rocm_host(devices: tuple[Accelerator, ...]) -> Version | None:
-    return _first(devices, "rocm_version", Version)
-
-
-def _describe(a: Accelerator) -> str:
-    return f"{a.name} ({a.arch})" if a.arch else a.name
-
-
-def _devices(found: _Found, group: GpuGroup) -> str:
-    return ", ".join(_describe(a) for a in group.devices)
-
-
-def _dropped(kb: Knowledge, machine: Machine, request: Request, search: _Search, group: GpuGroup) -> str:
+def _dropped(pool: _Pool, search: _Search, group: GpuGroup) -> str:
     """Why an older release: name the GPUs the newest release has no kernels for, or its first obstacle."""
     found = search.found
-    assert found is not None and search.newest is not None and search.newest_builds is not None  # noqa: S101
-    judge = _JUDGES[group.kind]
+    assert found is not None and search.newest is not None  # noqa: S101
     newest = search.newest
-    variants = [v for v in search.newest_builds.variants.values() if v.kind == group.kind]
+    builds = [c for c in search.newest_candidates if c.kind == group.kind]
 
     def has_kernels(a: Accelerator) -> bool:
-        verdicts = (judge(kb, machine, request, found.release, newest, v, (a,)) for v in variants)
-        return any(isinstance(v, _Found) or "driver" in v for v in verdicts)
+        for c in builds:
+            verdict = judge_kernels(c, pool.machine, pool.request, (a,))
+            if isinstance(verdict, Found) or verdict.judge is Judge.DRIVER:
+                return True
+        return False
 
     missing = [a for a in group.devices if not has_kernels(a)]
-    newer = f"torch {found.version} is the newest release that has one ({found.variant.label})"
+    newer = f"torch {found.candidate.version} is the newest release that has one ({found.candidate.label})"
     if missing:
         archs = ", ".join(sorted({a.arch or "?" for a in missing}))
         return f"torch {newest} has no build with kernels for {archs}; {newer}"
@@ -568,41 +405,120 @@ def _dropped(kb: Knowledge, machine: Machine, request: Request, search: _Search,
     return f"torch {newest} has no build that runs here ({obstacle or 'see the rejected builds'}); {newer}"
 
 
-def _exclude(found: _Found, group: GpuGroup, excluded: tuple[Accelerator, ...]) -> None:
+def _exclude(found: Found, group: GpuGroup, excluded: tuple[Accelerator, ...]) -> None:
     used = [a for a in group.devices if a not in excluded]
-    names = ", ".join(_describe(a) for a in excluded)
-    found.warnings.append(f"no build has kernels for every GPU: {names} will not be used")
+    found.warnings.append(
+        "no build has kernels for every GPU; not used by this build: " + "; ".join(describe(a) for a in excluded)
+    )
     indices = [str(a.extra.get("index", group.devices.index(a))) for a in used]
     found.env["CUDA_VISIBLE_DEVICES"] = ",".join(indices)
-    found.why.append(f"built for the most capable GPUs: {', '.join(_describe(a) for a in used)}")
+    found.why.append(f"built for the most capable GPUs: {', '.join(describe(a) for a in used)}")
 
 
-def _plan(
-    machine: Machine, request: Request, found: _Found, rejected: list[Rejection], warnings: list[str], notes: list[str]
-) -> Plan:
-    label = found.variant.label
-    local = "" if machine.platform_key == "macos_arm64" else f"+{label}"
-    pins = [PackagePin("torch", str(found.version), f"torch=={found.version}{local}")]
-    companions = found.release.companions.get(found.version)
-    for req in request.companions:
-        name = canonicalize_name(req.name)
-        spec = companions.pins[name] if companions else SpecifierSet()
-        exact = _exact(spec)
-        if exact is not None:
-            pins.append(PackagePin(name, exact, f"{name}=={exact}{local}"))
-        else:  # torchaudio ~=2.11.0 since torch 2.12: a range, narrowed by what the user asked
-            merged = spec & req.specifier
-            pins.append(PackagePin(name, str(merged), f"{name}{merged}"))
-    index = f"{request.index_base.rstrip('/')}/{label}"
+def _uncertain(facts: Sequence[Fact | None]) -> tuple[Fact, ...]:
+    return tuple(f for f in facts if f is not None and not f.certain)
+
+
+def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[str]) -> Plan:
+    machine, request, cset = pool.machine, pool.request, pool.cset
+    c = found.candidate
+    version = str(c.version)
+    torch_doubts = _uncertain(found.facts)
+    if c.mode == "variant":
+        link = found.file
+        assert link is not None and c.variants_file is not None  # noqa: S101 - variant candidates have files
+        index = (cset.index or "").rstrip("/")
+        pins = [PackagePin("torch", version, f"torch=={version}", link.filename, link.url, torch_doubts)]
+        reasons = [f"variant mode: {index}/torch/ serves {c.variants_file.filename}", *found.why]
+        chosen = found.variant or c.variant
+        properties = tuple(str(p) for p in chosen.properties()) if chosen is not None else ()
+        index_url = index
+    else:
+        local = "" if machine.platform_key == "macos_arm64" else f"+{c.label}"
+        link = found.file
+        pins = [
+            PackagePin(
+                "torch",
+                version,
+                f"torch=={version}{local}",
+                link.filename if link else None,
+                link.url if link else None,
+                torch_doubts,
+            )
+        ]
+        pins += _companion_pins(c, request.companions, local)
+        reasons = list(found.why)
+        properties = ()
+        index_url = c.index_url or f"{request.index_base.rstrip('/')}/{c.label}"
+    if c.inferred:
+        warnings.append(
+            f"torch {c} is newer than the knowledge base ({cset.knowledge}); its kernels are inferred: "
+            f"{c.facts['kernels'].source}"
+        )
+    if found.file is not None and found.file.yanked is not None:
+        why = f": {found.file.yanked}" if found.file.yanked else ""
+        warnings.append(f"{found.file.filename} is yanked{why}; it is used only because {request.torch} pins it")
     return Plan(
-        torch_version=str(found.version),
-        variant=label,
-        index_url=index,
+        torch_version=version,
+        variant=c.label,
+        index_url=index_url,
         packages=tuple(pins),
-        reasons=tuple(found.why + notes),
-        rejected=tuple(r for r in rejected if r.variant != label or r.version != str(found.version)),
-        warnings=tuple(warnings + found.warnings),
+        reasons=tuple(reasons),
+        rejected=_shown(rejected, c),
+        warnings=(*cset.notes, *warnings, *found.warnings),
         env=dict(found.env),
+        mode=c.mode,
         platform=machine.platform_key,
         python=machine.python,
+        variant_properties=properties,
+        sources=_sources(cset),
     )
+
+
+def _companion_pins(c: Candidate, wanted: Sequence[Requirement], local: str) -> list[PackagePin]:
+    pins: list[PackagePin] = []
+    doubts = _uncertain([c.facts.get("companions")])
+    for req in wanted:
+        name = canonicalize_name(req.name)
+        spec = c.companions.get(name)
+        if spec is None:  # a release newer than the knowledge base: the index's newest that fits torch
+            merged = req.specifier
+            inferred = (Fact(f"the {name} release that pairs with torch {c.version}", "inferred", "not known"),)
+            pins.append(PackagePin(name, str(merged), f"{name}{merged}", uncertain=inferred))
+            continue
+        exact = _exact(spec)
+        if exact is not None:
+            pins.append(PackagePin(name, exact, f"{name}=={exact}{local}", uncertain=doubts))
+        else:  # torchaudio ~=2.11.0 since torch 2.12: a range, narrowed by what the user asked
+            merged = spec & req.specifier
+            pins.append(PackagePin(name, str(merged), f"{name}{merged}", uncertain=doubts))
+    return pins
+
+
+def _shown(rejected: Sequence[Rejection], chosen: Candidate) -> tuple[Rejection, ...]:
+    """Rejections without the chosen build, and without an older patch release's row that repeats the newer
+    one's (2.14.0 turned down for the reason 2.14.1 was)."""
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Rejection] = []
+    for r in rejected:
+        if r.variant == chosen.label and r.version == str(chosen.version):
+            continue
+        try:
+            series = ".".join(Version(r.version).base_version.split(".")[:2])
+        except ValueError:
+            series = r.version
+        key = (series, r.variant, r.reason)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(r)
+    return tuple(out)
+
+
+def _sources(cset: CandidateSet) -> tuple[str, ...]:
+    kb = f"knowledge base: torch {cset.knowledge}"
+    if cset.knowledge_updated:
+        kb += f", updated {cset.knowledge_updated}"
+    if cset.index is None:
+        return (kb, "index: not read (planned from the knowledge base alone)")
+    return (kb, f"index: {cset.index}" + ("" if cset.index_complete else " (some pages could not be read)"))

@@ -1,9 +1,9 @@
-"""Variant mode's I/O edge: read an index's ``{name}-{version}-variants.json`` files and the chosen wheel's METADATA.
+"""Reading a wheel-variant index: its ``{name}-{version}-variants.json`` files, and a chosen wheel's METADATA.
 
-A variant index (``https://download.pytorch.org/whl/variant/``) links the metadata files
-from the project page beside the wheels (reference wheel-variants.md §2.7, §5.5). Reading
-goes through :class:`~wheelfit.index.client.IndexClient` (pages, PEP 658 files) and the
-shared HTTP edge; the deciding is :mod:`wheelfit.variants.choose`.
+A variant index (``https://download.pytorch.org/whl/variant/``) links the metadata files from the project
+page beside the wheels (PEP 825 index layout; PyTorch's test-infra ``release-wheel-variants.yml``). Reading
+goes through :class:`~wheelfit.index.client.IndexClient` (pages, PEP 658 files) and the shared HTTP edge;
+the candidates are :func:`wheelfit.variants.candidates.variant_candidates`, the choice the one resolver's.
 """
 
 from __future__ import annotations
@@ -14,29 +14,20 @@ from dataclasses import dataclass
 
 import httpx
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from ..candidate import CandidateSet, VariantsFile
 from ..errors import WheelfitError
 from ..fetch.download import Downloader, DownloadRequest
 from ..fetch.hashes import bytes_mismatch
 from ..fetch.http import RetryPolicy, get, status_error
-from ..index.client import IndexClient, project_url
-from ..index.errors import ProjectNotFoundError
-from ..index.links import FileLink
-from ..report import HardwareReport
-from ..resolve.plan import Plan
-from .choose import choose_variant, dependencies, metadata_file_version, target_tags, variant_plan
-from .machine import marker_environment, supported_configs
-from .metadata import VariantsMetadata, loads
+from ..variants.candidates import metadata_file_version, variant_candidates
+from ..variants.metadata import loads
+from .client import IndexClient
+from .errors import ProjectNotFoundError
+from .links import FileLink
 
-__all__ = [
-    "VariantIndex",
-    "VariantIndexError",
-    "plan_from_variant_index",
-    "read_variant_index",
-    "wheel_core_metadata",
-]
+__all__ = ["VariantIndex", "VariantIndexError", "read_variant_index", "variant_set", "wheel_core_metadata"]
 
 #: Variant metadata is small (PyTorch's is under 5 kB); anything far larger is not one.
 _MAX_BYTES = 8 * 1024 * 1024
@@ -51,8 +42,8 @@ class VariantIndex:
     index_url: str
     page_url: str
     links: tuple[FileLink, ...]
-    #: version -> (file name, parsed metadata), only for versions the specifier allows.
-    metadata: Mapping[Version, tuple[str, VariantsMetadata]]
+    #: version -> its variants file, only for versions the specifier allows.
+    metadata: Mapping[Version, VariantsFile]
 
 
 def read_variant_index(
@@ -69,12 +60,12 @@ def read_variant_index(
     except ProjectNotFoundError:
         return None
     spec = specifier if specifier is not None else SpecifierSet()
-    found: dict[Version, tuple[str, VariantsMetadata]] = {}
+    found: dict[Version, VariantsFile] = {}
     for link in page.links:
         version = metadata_file_version(link.filename, project)
         if version is None or not spec.contains(version, prereleases=True):
             continue
-        found[version] = (link.filename, loads(_fetch(client, link, retry or RetryPolicy()), link.filename))
+        found[version] = VariantsFile(link.filename, loads(_fetch(client, link, retry or RetryPolicy()), link.filename))
     if not found:
         return None
     return VariantIndex(index_url.rstrip("/"), page.url, page.links, found)
@@ -115,42 +106,16 @@ def wheel_core_metadata(index: IndexClient, link: FileLink, downloader: Download
     raise VariantIndexError(f"{link.filename}: the wheel has no .dist-info/METADATA; it is broken")
 
 
-def plan_from_variant_index(
-    report: HardwareReport,
-    environ: Mapping[str, str],
-    *,
-    index: IndexClient,
-    client: httpx.Client,
-    index_url: str,
-    specifier: SpecifierSet | None = None,
-    downloader: Downloader | None = None,
-    project: str = "torch",
-) -> Plan | None:
-    """Variant mode end to end; ``None`` when the index serves no variants metadata for ``project`` (fall back)."""
-    found = read_variant_index(index, client, index_url, project, specifier)
-    if found is None:
-        return None
-    environment = marker_environment(report)
-    choice = choose_variant(
-        found.links,
-        found.metadata,
-        supported_configs(report, environ),
-        report,
-        project=project,
-        specifier=specifier or SpecifierSet(),
-        tags=target_tags(report),
-        environment=environment,
-    )
-    if choice is None:
-        return None
-    deps = dependencies(
-        wheel_core_metadata(index, choice.link, downloader), environment, choice.variant, f"{choice.link.filename}"
-    )
-    return variant_plan(
-        choice,
-        report,
-        project=canonicalize_name(project),
-        index_url=found.index_url,
-        page_url=project_url(found.index_url, project),
-        deps=deps,
-    )
+def variant_set(found: VariantIndex, platform: str, knowledge: CandidateSet, project: str = "torch") -> CandidateSet:
+    """The variant index's candidates, with the knowledge base's span (for messages) from ``knowledge``."""
+    return CandidateSet(
+        variant_candidates(
+            found.metadata, found.links, platform=platform, index_url=found.index_url, page_url=found.page_url,
+            project=project,
+        ),
+        mode="variant",
+        knowledge=knowledge.knowledge,
+        knowledge_updated=knowledge.knowledge_updated,
+        index=found.index_url,
+        index_complete=True,
+    )  # fmt: skip

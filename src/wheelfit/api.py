@@ -1,0 +1,500 @@
+"""wheelfit as a library: :func:`detect`, :func:`machine`, :func:`plan`, :func:`install`, :func:`verify`.
+
+Every function takes the system state it uses as arguments (the sysroot, the environment variables, the
+network session with its HTTP client and cache), the way ``packaging.tags.cpython_tags(platforms=...)`` does,
+so that a caller (the command line, a CI script, a test) decides what counts. Nothing here prints.
+
+    with wheelfit.api.network(os.environ) as net:
+        target = wheelfit.api.machine("cuda=8.6,driver=580.95.05", environ=os.environ)
+        print(wheelfit.api.plan(["torch"], target, environ=os.environ, network=net).to_dict())
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import WheelfitError
+from .report import HardwareReport
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .fetch.cache import Cache
+    from .fetch.download import Downloader, ProgressCallback
+    from .index.client import IndexClient
+    from .index.config import IndexConfig
+    from .install.backend import Installer
+    from .install.gather import WheelSource
+    from .install.run import InstallResult
+    from .install.target_env import TargetEnv
+    from .install.verify import TorchFacts, Verification
+    from .kb.matrix import Knowledge
+    from .resolve.plan import Plan
+    from .variants.metadata import VariantsMetadata
+    from .variants.ranking import Ranking
+
+__all__ = [
+    "InstallOutcome",
+    "Network",
+    "Target",
+    "VerifyOutcome",
+    "backend",
+    "detect",
+    "install",
+    "install_requirements",
+    "machine",
+    "network",
+    "plan",
+    "rank",
+    "read_variants_file",
+    "target_python",
+    "verify",
+    "verify_environment",
+    "wheel_source",
+]
+
+
+# -- the machine ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """The machine a plan is for: its hardware report, and what the plan should say about how it was made
+    (the override variables that were used)."""
+
+    report: HardwareReport
+    notes: tuple[str, ...] = ()
+
+
+def detect(
+    *,
+    sysroot: Path | None = None,
+    environ: Mapping[str, str],
+    probe_timeout: float = 15.0,
+    disabled: Sequence[str] = (),
+) -> HardwareReport:
+    """Probe this machine, or the simulated one under ``sysroot``, with the detector plugins."""
+    from wheelfit_probekit import System
+
+    from .probe import detect as run_detect
+
+    if sysroot is not None and not sysroot.is_dir():
+        raise WheelfitError(f"--sysroot {sysroot} is not a directory")
+    return run_detect(System.from_sysroot(sysroot, environ=environ, command_timeout=probe_timeout), disabled=disabled)
+
+
+def machine(
+    target: str | None = None,
+    *,
+    environ: Mapping[str, str],
+    sysroot: Path | None = None,
+    probe_timeout: float = 15.0,
+    disabled: Sequence[str] = (),
+    python: str | Callable[[], str] | None = None,
+) -> Target:
+    """The one way every command gets its machine: ``target`` (a saved report or a ``key=value,...`` spec) or
+    detection, then the override variables of ``environ`` (uv's and the reference variant providers').
+
+    ``python`` is the target environment's Python version (or a function giving it, asked only after detection,
+    so that both run at once); it replaces the detected one, and is a ``target`` spec's default.
+    """
+    from .probe.target import apply_overrides, load_target
+
+    def python_version() -> str | None:
+        return python() if callable(python) else python
+
+    if target:
+        report = load_target(target, host_python=python_version())
+    else:
+        report = detect(sysroot=sysroot, environ=environ, probe_timeout=probe_timeout, disabled=disabled)
+        version = python_version()
+        if version is not None:
+            report = replace(report, platform=replace(report.platform, python=version))
+    report, notes = apply_overrides(report, environ)
+    return Target(report, tuple(notes))
+
+
+# -- the network ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Network:
+    """One run's HTTP client and cache, shared by planning and installing (one pool, one TLS trust store)."""
+
+    client: httpx.Client
+    cache: Cache
+    offline: bool = False
+    progress: ProgressCallback | None = None
+
+    @cached_property
+    def index(self) -> IndexClient:
+        from .index.client import IndexClient
+
+        return IndexClient(self.client, self.cache, offline=self.offline)
+
+    @cached_property
+    def downloader(self) -> Downloader:
+        from .fetch.download import Downloader
+
+        return Downloader(self.client, self.cache, progress=self.progress)
+
+
+@contextlib.contextmanager
+def network(
+    environ: Mapping[str, str],
+    *,
+    offline: bool = False,
+    progress: ProgressCallback | None = None,
+    cache_dir: Path | None = None,
+) -> Iterator[Network]:
+    """A :class:`Network` with this user's cache (``WHEELFIT_CACHE_DIR`` or the platform's cache directory);
+    its client is closed on exit. ``WHEELFIT_OFFLINE`` in ``environ`` turns ``offline`` on."""
+    from .fetch.cache import Cache, default_cache_dir
+    from .fetch.http import make_client
+
+    offline = offline or environ.get("WHEELFIT_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+    cache = Cache(cache_dir or default_cache_dir(environ, sys.platform, Path.home()))
+    with make_client(environ=environ) as client:
+        yield Network(client, cache, offline, progress)
+
+
+# -- planning -------------------------------------------------------------------------------------------------
+
+
+def plan(
+    requirements: Sequence[str],
+    target: Target,
+    *,
+    environ: Mapping[str, str],
+    network: Network | None,
+    kb: Knowledge | None = None,
+    pytorch_index: str | None = None,
+    variant_index: str | None = None,
+    allow_cpu: bool = False,
+) -> Plan:
+    """The build for ``target``: the candidates the PyTorch index has (``network=None``: the knowledge base's
+    alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch."""
+    from .index.candidates import gather_candidates
+    from .index.config import resolve_index_config
+    from .kb.matrix import load_knowledge
+    from .resolve import Machine, Request, resolve
+
+    base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
+    request = Request.parse(requirements or ["torch"], allow_cpu=allow_cpu, index_base=base)
+    knowledge = kb if kb is not None else load_knowledge()
+    notes = list(target.notes)
+    if variant_index:
+        chosen, why = _variant_plan(target, request, variant_index, knowledge, environ, network)
+        if chosen is not None:
+            return replace(chosen, warnings=(*notes, *chosen.warnings))
+        notes += why
+    found = Machine.from_report(target.report)
+    candidates = gather_candidates(knowledge, found, network.index if network is not None else None, base)
+    result = resolve(found, candidates, request)
+    return replace(result, warnings=(*notes, *result.warnings)) if notes else result
+
+
+def _variant_plan(
+    target: Target,
+    request: Any,
+    url: str,
+    kb: Knowledge,
+    environ: Mapping[str, str],
+    network: Network | None,
+) -> tuple[Plan | None, list[str]]:
+    """The variant-mode plan, or ``None`` and why the per-variant indexes are used instead."""
+    from urllib.parse import urlsplit
+
+    from packaging.utils import canonicalize_name
+
+    from .index.variant_index import read_variant_index, variant_set, wheel_core_metadata
+    from .kb.candidates import knowledge_set
+    from .resolve import Machine, resolve
+    from .variants.candidates import dependencies
+    from .variants.machine import supported_configs
+    from .variants.markers import VariantEnvironment
+
+    if network is None or network.offline:
+        return None, [f"--offline: {url} not read; planned from the per-variant indexes"]
+    if request.companions:
+        names = ", ".join(canonicalize_name(r.name) for r in request.companions)
+        return None, [f"variant mode plans torch alone ({names} asked for): planned from the per-variant indexes"]
+    if urlsplit(url.strip()).scheme not in ("http", "https"):
+        raise WheelfitError(
+            f"--variant-index {url!r} is not an http(s) URL; give e.g. https://download.pytorch.org/whl/variant"
+        )
+    url = url.strip().rstrip("/")
+    found = read_variant_index(network.index, network.client, url, "torch", request.torch.specifier)
+    if found is None:
+        return None, [f"no variants metadata at {url}: planned from the per-variant indexes"]
+    report = target.report
+    here = Machine.from_report(report, supported_configs(report, environ))
+    candidates = variant_set(found, here.platform_key, knowledge_set(kb, here.platform_key))
+    chosen = resolve(here, candidates, request)
+    pin = chosen.packages[0]
+    link = next(
+        f
+        for c in candidates.candidates
+        if c.label == chosen.variant and str(c.version) == chosen.torch_version
+        for f in c.files or ()
+        if f.filename == pin.filename
+    )
+    variant = VariantEnvironment.from_properties(chosen.variant, chosen.variant_properties)
+    metadata = wheel_core_metadata(network.index, link, network.downloader)
+    return replace(chosen, dependencies=dependencies(metadata, here.markers, variant, link.filename)), []
+
+
+# -- installing -----------------------------------------------------------------------------------------------
+
+
+def target_python(python: str | None, environ: Mapping[str, str]) -> str:
+    """The environment to install into: ``python``, else ``$VIRTUAL_ENV``'s interpreter, else wheelfit's own."""
+    if python:
+        return python
+    venv = environ.get("VIRTUAL_ENV")
+    if venv:
+        for rel in ("bin/python", "Scripts/python.exe"):
+            if (Path(venv) / rel).exists():
+                return str(Path(venv) / rel)
+    return sys.executable
+
+
+def backend(name: str, env: TargetEnv) -> Installer:
+    """The installer backend ``uv`` (the binary from the ``uv`` PyPI package) or ``pip`` (the target's own)."""
+    from packaging.utils import canonicalize_name
+
+    if name == "pip":
+        from .install.pip import PipInstaller
+
+        return PipInstaller(target_has_pip=any(canonicalize_name(n) == "pip" for n in env.installed))
+    if name != "uv":
+        raise WheelfitError(f"--installer {name}: use uv or pip")
+    from .install.uv import UvInstaller, find_uv
+
+    return UvInstaller(uv=find_uv())
+
+
+def wheel_source(plan: Plan, network: Network, config: IndexConfig) -> WheelSource:
+    """Where the plan's torch-family wheels come from: its index; in variant mode, its plain-copy adapter."""
+    from .index.links import FileLink
+    from .install.source import IndexSource, VariantSource
+    from .variants.legacy import legacy_variant
+    from .variants.markers import VariantEnvironment
+
+    source = IndexSource(plan.index_url, network.index, network.downloader)
+    if plan.mode != "variant":
+        return source
+    pin = plan.packages[0]
+    legacy = legacy_variant(plan.variant)
+    fallback = None if legacy is None else IndexSource(config.pytorch_variant_index(legacy), network.index,
+                                                       network.downloader)  # fmt: skip
+    return VariantSource(
+        source,
+        FileLink(pin.filename or "", pin.url or ""),
+        VariantEnvironment.from_properties(plan.variant, plan.variant_properties),
+        fallback,
+    )
+
+
+def install(
+    plan: Plan,
+    env: TargetEnv,
+    *,
+    source: WheelSource,
+    installer: Installer,
+    index_url: str,
+    environ: Mapping[str, str],
+    extra: Sequence[str] = (),
+    dry_run: bool = False,
+    offline: bool = False,
+) -> InstallResult:
+    """Install ``plan`` into ``env``: its torch-family wheels from ``source`` (and only from there), ``extra``
+    requirements from ``index_url``, all or nothing. ``source`` and ``installer`` are small interfaces
+    (:class:`~wheelfit.install.gather.WheelSource`, :class:`~wheelfit.install.backend.Installer`)."""
+    from .install.run import install_plan
+
+    return install_plan(
+        plan, env, source, installer, index_url=index_url, environ=environ, extra=extra, dry_run=dry_run,
+        offline=offline,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class InstallOutcome:
+    result: InstallResult
+    env: TargetEnv
+    #: ``None`` on a dry run or when verification was not asked for.
+    verification: Verification | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.result.to_dict()
+        data["python"] = self.env.executable
+        if self.verification is not None:
+            data["verify"] = self.verification.to_dict()
+        return data
+
+
+def install_requirements(
+    requirements: Sequence[str],
+    *,
+    environ: Mapping[str, str],
+    network: Network,
+    python: str | None = None,
+    target: str | None = None,
+    sysroot: Path | None = None,
+    probe_timeout: float = 15.0,
+    installer: str | Callable[[TargetEnv], Installer] = "uv",
+    kb: Knowledge | None = None,
+    pytorch_index: str | None = None,
+    variant_index: str | None = None,
+    index_url: str | None = None,
+    dry_run: bool = False,
+    allow_cpu: bool = False,
+    verify_after: bool = True,
+) -> InstallOutcome:
+    """``wheelfit install``: plan for the machine (or ``target``), install into ``python``'s environment, verify.
+
+    The environment is described and the machine detected at the same time; its Python is the plan's.
+    """
+    from .index.config import resolve_index_config
+    from .install.run import split_requirements
+    from .install.target_env import start_inspect
+
+    if isinstance(installer, str) and installer not in ("uv", "pip"):
+        raise WheelfitError(f"--installer {installer}: use uv or pip")
+    pending = start_inspect(target_python(python, environ), environ)
+    family, other = split_requirements(requirements or ["torch"])
+    config = resolve_index_config(environ, pytorch_index=pytorch_index, index_url=index_url, offline=network.offline)
+    here = machine(
+        target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout,
+        python=lambda: _full_python(pending.result()),
+    )  # fmt: skip
+    env = pending.result()
+    chosen = plan(
+        family or ["torch"], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
+        variant_index=variant_index, allow_cpu=allow_cpu,
+    )  # fmt: skip
+    runner = backend(installer, env) if isinstance(installer, str) else installer(env)
+    result = install(
+        chosen, env, source=wheel_source(chosen, network, config), installer=runner,
+        index_url=config.default_index, environ=environ, extra=other, dry_run=dry_run, offline=config.offline,
+    )  # fmt: skip
+    checked = None
+    if verify_after and not dry_run:
+        from .install.verify import probe_torch
+
+        checked = verify(chosen, probe_torch(env.executable, environ))
+    return InstallOutcome(result, env, checked)
+
+
+def _full_python(env: TargetEnv) -> str:
+    return env.markers.get("python_full_version", env.python)
+
+
+# -- verifying ------------------------------------------------------------------------------------------------
+
+
+def verify(plan: Plan, facts: TorchFacts) -> Verification:
+    """Whether the torch an environment imports (``facts``, from :func:`wheelfit.install.verify.probe_torch`)
+    is the planned build and has kernels for the GPUs it sees. Pure."""
+    from .install.verify import verify as check
+
+    return check(facts, plan)
+
+
+@dataclass(frozen=True)
+class VerifyOutcome:
+    verification: Verification
+    plan: Plan
+    env: TargetEnv
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.verification.to_dict()
+        data["plan"] = self.plan.to_dict()
+        data["python"] = self.env.executable
+        return data
+
+
+def verify_environment(
+    *,
+    environ: Mapping[str, str],
+    network: Network | None,
+    python: str | None = None,
+    target: str | None = None,
+    sysroot: Path | None = None,
+    probe_timeout: float = 15.0,
+    kb: Knowledge | None = None,
+    pytorch_index: str | None = None,
+    variant_index: str | None = None,
+) -> VerifyOutcome:
+    """``wheelfit verify``: import torch in ``python``'s environment and check it against this machine's plan
+    for the same torch version."""
+    from packaging.version import Version
+
+    from .install.target_env import start_inspect
+    from .install.verify import probe_torch
+
+    py = target_python(python, environ)
+    pending = start_inspect(py, environ)  # the environment is described while torch imports
+    facts = probe_torch(py, environ)
+    env = pending.result()
+    here = machine(target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout, python=_full_python(env))
+    public = Version(facts.version).public
+    chosen = plan(
+        [f"torch=={public}"], here, environ=environ, network=network, kb=kb, pytorch_index=pytorch_index,
+        variant_index=variant_index,
+    )  # fmt: skip
+    return VerifyOutcome(verify(chosen, facts), chosen, env)
+
+
+# -- variant files --------------------------------------------------------------------------------------------
+
+#: Variant metadata is small (PyTorch's is under 5 kB); anything far larger is not one.
+_MAX_VARIANTS_BYTES = 8 * 1024 * 1024
+
+
+def read_variants_file(source: str, *, environ: Mapping[str, str]) -> tuple[bytes, str]:
+    """The bytes of a local ``*-variants.json`` or an http(s) URL (TLS verified), and a short name for messages."""
+    if source.startswith(("http://", "https://")):
+        from .fetch.http import RetryPolicy, get, status_error
+
+        with network(environ) as session:
+            response = get(session.client, source, {"Accept": "application/json, */*"}, RetryPolicy(retries=1))
+            if response.status_code != 200:
+                raise status_error(source, response)
+            body = response.content
+        name = source.rstrip("/").rsplit("/", 1)[-1].split("#")[0] or source
+    else:
+        path = Path(source)
+        try:
+            with path.open("rb") as fh:
+                body = fh.read(_MAX_VARIANTS_BYTES + 1)
+        except FileNotFoundError:
+            raise WheelfitError(f"{source}: no such file; give a *-variants.json path or an http(s) URL") from None
+        except OSError as exc:
+            raise WheelfitError(f"{source}: cannot read it ({exc.strerror or exc})") from None
+        name = path.name
+    if len(body) > _MAX_VARIANTS_BYTES:
+        raise WheelfitError(f"{source}: larger than {_MAX_VARIANTS_BYTES // 1024 // 1024} MiB, not variant metadata")
+    return body, name
+
+
+def rank(
+    metadata: VariantsMetadata, target: Target, *, environ: Mapping[str, str], enable_optional: Sequence[str] = ()
+) -> Ranking:
+    """A variants file's labels ranked for ``target``: compatible best first, the others with their reason."""
+    from .variants.machine import marker_environment, supported_configs
+    from .variants.ranking import rank_variants
+
+    return rank_variants(
+        metadata,
+        supported_configs(target.report, environ),
+        environment=marker_environment(target.report),
+        enable_optional=enable_optional or (),
+    )

@@ -1,0 +1,188 @@
+"""The knowledge base as build candidates: every build it knows of for a platform, with each fact's source.
+
+And the inference for a build the index has and the knowledge base does not know (a release newer than it):
+its kernels and floors are those of the same variant in the newest release that has it, marked ``inferred``.
+Pure: a loaded :class:`~wheelfit.kb.matrix.Knowledge` in, plain values out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from packaging.version import Version
+
+from ..candidate import Candidate, CandidateSet, Fact, Kernels, Runtime
+from ..index.links import FileLink
+from .matrix import Knowledge, PlatformBuilds, Release, Variant
+
+__all__ = ["infer_candidate", "kb_candidates", "knowledge_set", "knowledge_span", "label_kind"]
+
+_CUDA_LABEL = re.compile(r"cu(\d+)(\d)")
+_ROCM_LABEL = re.compile(r"rocm\d+\.\d+(\.\d+)?")
+
+
+def knowledge_span(kb: Knowledge) -> str:
+    """``2.5-2.15``: the release series the knowledge base covers."""
+    series = [r.name for r in kb.releases_newest_first()]
+    return f"{series[-1]}-{series[0]}" if series else "none"
+
+
+def label_kind(label: str) -> str | None:
+    """What a per-variant index name holds: ``cu130`` -> cuda, ``rocm7.1`` -> rocm, ``xpu``, ``cpu``."""
+    if _CUDA_LABEL.fullmatch(label):
+        return "cuda"
+    if _ROCM_LABEL.fullmatch(label):
+        return "rocm"
+    return label if label in ("xpu", "cpu") else None
+
+
+def kb_candidates(kb: Knowledge, platform: str) -> tuple[Candidate, ...]:
+    """Every (version, variant) build the knowledge base lists for ``platform``, newest version first."""
+    out: list[Candidate] = []
+    for release in kb.releases_newest_first():
+        builds = release.platform(platform)
+        if builds is None:
+            continue
+        for version in sorted(release.versions, reverse=True):
+            for variant in builds.variants.values():
+                out.append(_candidate(kb, release, builds, variant, version))
+    return tuple(out)
+
+
+def _candidate(
+    kb: Knowledge, release: Release, builds: PlatformBuilds, variant: Variant, version: Version
+) -> Candidate:
+    companions = release.companions.get(version)
+    facts = {
+        "exists": Fact(
+            f"torch {version}+{variant.label} is published for {builds.name}",
+            variant.confidence if variant.advertised else "U",
+            _source(kb, "BM-1.2" if "BM-1.2" in kb.sources else variant.source)
+            + ("" if variant.advertised else " (built, not advertised)"),
+        ),
+        "kernels": Fact(
+            f"the kernels of torch {release.name} {variant.label} ({builds.name})",
+            variant.confidence,
+            _source(kb, variant.source) + (f"; {variant.note}" if variant.note else ""),
+        ),
+    }
+    if variant.kind == "cpu" and builds.mps_min_macos is not None:
+        key = kb.field_sources.get("mps_min_macos")
+        facts["kernels"] = Fact(
+            f"MPS of torch {release.name} needs macOS >= {builds.mps_min_macos}",
+            builds.confidence,
+            _source(kb, key) if key else "knowledge base",
+        )
+    floor = kb.cuda_toolkits.get(variant.cuda) if variant.cuda else None
+    if floor is not None:
+        facts["driver"] = Fact(
+            f"CUDA {variant.cuda}'s driver minimum",
+            floor.confidence.get("windows" if builds.os == "windows" else "linux", "U"),
+            _source(kb, floor.source),
+        )
+    if companions is not None:
+        facts["companions"] = Fact(
+            f"the companions of torch {version}", companions.confidence, _source(kb, companions.source)
+        )
+    return Candidate(
+        version=version,
+        label=variant.label,
+        kind=variant.kind,
+        platform=builds.name,
+        kernels=Kernels(variant.sass, variant.ptx, variant.gfx, variant.aot),
+        runtime=_runtime(kb, builds, variant),
+        python_tags=release.python_tags_for(version, builds.name),
+        companions=dict(companions.pins) if companions is not None else {},
+        advertised=variant.advertised,
+        facts=facts,
+        notes=(variant.note,) if variant.note else (),
+    )
+
+
+def _runtime(kb: Knowledge, builds: PlatformBuilds, variant: Variant) -> Runtime:
+    cuda_major = int(variant.cuda.split(".")[0]) if variant.cuda else None
+    return Runtime(
+        cuda=variant.cuda,
+        rocm=variant.rocm,
+        driver_floor=kb.cuda_toolkits.get(variant.cuda) if variant.cuda else None,
+        compat_floor=kb.minor_version_compat.get(cuda_major) if cuda_major is not None else None,
+        min_glibc=builds.min_glibc,
+        min_macos=builds.min_macos,
+        mps_min_macos=builds.mps_min_macos,
+    )
+
+
+def _source(kb: Knowledge, key: str) -> str:
+    return kb.sources.get(key, key)
+
+
+def infer_candidate(
+    kb: Knowledge, platform: str, version: Version, label: str, files: Sequence[FileLink], index_url: str
+) -> Candidate | None:
+    """A candidate for a build the index lists and the knowledge base does not: the facts of the same label in
+    the newest release that has it (else of the newest build of its kind), all marked ``inferred``; ``None``
+    when not even its kind is known."""
+    kind = label_kind(label)
+    if kind is None:
+        return None
+    like: tuple[Release, PlatformBuilds, Variant] | None = None
+    series = f"{version.major}.{version.minor}"
+    releases = kb.releases_newest_first()
+    for release in sorted(releases, key=lambda r: r.name != series):  # its own series first (a new patch)
+        builds = release.platform(platform)
+        if builds is None:
+            continue
+        variant = builds.variant(label)
+        if variant is not None:
+            like = (release, builds, variant)
+            break
+        if like is None:
+            same = [v for v in builds.of_kind(kind) if kind != "cuda" or _same_major(v, label)]
+            if same:
+                like = (release, builds, max(same, key=lambda v: Version(v.cuda or v.rocm or "0")))
+    if like is None:
+        return None
+    release, builds, variant = like
+    how = "the same build" if variant.label == label else f"{variant.label}, the newest {kind} build it knows"
+    source = f"inferred from {how} of torch {release.name} in the knowledge base ({_source(kb, variant.source)})"
+    runtime = _runtime(kb, builds, variant)
+    if variant.label != label:
+        cuda = _CUDA_LABEL.fullmatch(label)
+        if cuda:  # cu134: CUDA 13.4, whose floors the knowledge base may know
+            toolkit = f"{cuda[1]}.{cuda[2]}"
+            floor = kb.cuda_toolkits.get(toolkit)
+            runtime = Runtime(
+                toolkit, None, floor, runtime.compat_floor, runtime.min_glibc, runtime.min_macos, runtime.mps_min_macos
+            )
+        elif kind == "rocm":
+            runtime = Runtime(None, label.removeprefix("rocm"), None, None, runtime.min_glibc)
+    return Candidate(
+        version=version,
+        label=label,
+        kind=kind,
+        platform=platform,
+        kernels=Kernels(variant.sass, variant.ptx, variant.gfx, variant.aot),
+        runtime=runtime,
+        python_tags=None,
+        files=tuple(files),
+        index_url=index_url,
+        advertised=True,
+        facts={
+            "exists": Fact(f"torch {version}+{label} is on the index", "P", index_url),
+            "kernels": Fact(f"the kernels of torch {version} {label} ({platform})", "inferred", source),
+        },
+        notes=(f"newer than the knowledge base ({knowledge_span(kb)})",),
+    )
+
+
+def _same_major(variant: Variant, label: str) -> bool:
+    cuda = _CUDA_LABEL.fullmatch(label)
+    return cuda is not None and variant.cuda is not None and variant.cuda.split(".")[0] == cuda[1]
+
+
+def knowledge_set(kb: Knowledge, platform: str, notes: Sequence[str] = ()) -> CandidateSet:
+    """The knowledge base's candidates alone: a plan made from it says the index was not read."""
+    return CandidateSet(
+        kb_candidates(kb, platform), knowledge=knowledge_span(kb), knowledge_updated=kb.updated, notes=tuple(notes)
+    )
