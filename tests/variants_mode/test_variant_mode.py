@@ -266,3 +266,40 @@ def test_when_no_label_serves_every_gpu_the_most_capable_ones_are_served(
         plan = plan_for(report, url, http, tmp_path)
     assert plan.variant == "cuda13.0"
     assert len(plan.warnings) == 1 and "not used by this build: target GPU sm_50" in plan.warnings[0]
+
+
+def test_yanked_wheels_only_for_an_exact_pin(tmp_path: Path, realdata: Path, http: httpx.Client) -> None:
+    """PEP 592, as for the per-variant indexes: a range skips a yanked file, an exact pin takes it and warns."""
+    cuda13 = "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-cuda13.0.whl"
+    build_index(tmp_path / "srv", realdata, yanked=[cuda13])
+    report = load_target("cuda=8.6,driver=580.95.05,python=3.12")
+    with serve(tmp_path / "srv") as url:
+        ranged = plan_for(report, url, http, tmp_path)
+        pinned = plan_for(report, url, http, tmp_path, "==2.10.0")
+    assert ranged.variant == "cuda12.8"
+    assert "only yanked ones" in {r.variant: r.reason for r in ranged.rejected}["cuda13.0"]
+    assert pinned.variant == "cuda13.0" and pinned.packages[0].filename == cuda13
+    assert any(w.startswith(f"{cuda13} is yanked: broken build") for w in pinned.warnings)
+
+
+def test_allow_cpu_holds_in_variant_mode(tmp_path: Path, realdata: Path, http: httpx.Client) -> None:
+    """torch 2.10.0 has only its null wheel here, 2.9.0 a cuda12.8 one: the GPU build of the older release, or
+    with --allow-cpu the newest release's CPU build (the rule of the per-variant indexes)."""
+    index = build_index(tmp_path / "srv", realdata)
+    for label in LINUX_LABELS[:-1]:
+        (index / f"torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-{label}.whl").unlink()
+    add_variant_wheel(index, "2.9.0", "cuda12.8")
+    (index / "torch-2.9.0-variants.json").write_bytes((realdata / "torch-2.9.0-variants.json").read_bytes())
+    write_page(index)
+    report = load_target("cuda=8.6,driver=580.95.05,python=3.12")
+    with serve(tmp_path / "srv") as url:
+        gpu = plan_for(report, url, http, tmp_path)
+        net = api.Network(http, Cache(tmp_path / "cache"))
+        cpu = api.plan(
+            ["torch"], api.Target(report), environ={}, network=net, variant_index=f"{url}/whl/variant",
+            pytorch_index=f"{url}/whl", allow_cpu=True,
+        )  # fmt: skip
+    assert (gpu.mode, gpu.torch_version, gpu.variant) == ("variant", "2.9.0", "cuda12.8")
+    assert "torch 2.9.0 is the newest release that has one (cuda12.8)" in gpu.reasons[1]
+    assert (cpu.mode, cpu.torch_version, cpu.variant) == ("variant", "2.10.0", "null")
+    assert any(w.startswith("--allow-cpu: torch 2.10.0 has no cuda build") for w in cpu.warnings)

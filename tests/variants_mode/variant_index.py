@@ -97,8 +97,10 @@ def write_page(
     *,
     pep658: bool = True,
     wrong_hash: Sequence[str] = (),
+    yanked: Sequence[str] = (),
 ) -> Path:
-    """``<directory>/<project>/index.html`` linking every ``.whl`` and ``*-variants.json`` file in ``directory``."""
+    """``<directory>/<project>/index.html`` linking every ``.whl`` and ``*-variants.json`` file in ``directory``;
+    the files named in ``yanked`` carry PEP 592's ``data-yanked``."""
     lines = ['<!DOCTYPE html><html><head><meta name="pypi:repository-version" content="1.1"></head><body>']
     for path in sorted(directory.iterdir()):
         if not path.name.startswith(f"{project}-") or not path.name.endswith((".whl", "-variants.json")):
@@ -106,6 +108,8 @@ def write_page(
         data = path.read_bytes()
         digest = hashlib.sha256(b"other" + data if path.name in wrong_hash else data).hexdigest()
         attrs = [f'href="../{escape(path.name)}#sha256={digest}"']
+        if path.name in yanked:
+            attrs.append('data-yanked="broken build"')
         if path.suffix == ".whl" and pep658:
             meta = _metadata(path)
             (directory / f"{path.name}.metadata").write_bytes(meta)

@@ -22,6 +22,9 @@ from .links import FileLink, ProjectPage, parse_page
 
 __all__ = ["ACCEPT", "IndexClient", "project_url"]
 
+#: A 404 remembered in the cache, so that ``offline`` knows a project is absent rather than unknown.
+_NOT_FOUND = "application/x-wheelfit-not-found"
+
 #: PEP 691's recommended header, HTML last so a server that knows both sends JSON.
 ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 
@@ -85,7 +88,11 @@ class IndexClient:
         if self._offline:
             if cached is None:
                 raise OfflineError(f"offline: no cached copy of {what} ({url}); run once without --offline first")
+            if cached.content_type == _NOT_FOUND:
+                raise ProjectNotFoundError(f"{what}: not found ({url} answered 404 when last read)")
             return cached, False
+        if cached is not None and cached.content_type == _NOT_FOUND:
+            cached = None
         headers = {"Accept": accept}
         if cached is not None and cached.etag:
             headers["If-None-Match"] = cached.etag
@@ -98,6 +105,7 @@ class IndexClient:
         if response.status_code == 304 and cached is not None:
             return cached, False
         if response.status_code == 404:
+            self._store(CachedPage(url=url, body=b"", content_type=_NOT_FOUND))
             raise ProjectNotFoundError(f"{what}: not found ({url} answered 404); check the name and the index URL")
         if response.status_code == 406:
             raise IndexPageError(f"{url}: the index serves neither PEP 691 JSON nor PEP 503 HTML (406)")

@@ -326,14 +326,21 @@ def _no_release(pool: _Pool, rejected: Sequence[Rejection]) -> ResolveError:
         )
         if cset.index is None:
             where = "the PyTorch index was not read"
-            todo = "run without --offline so the index is read, or give a newer knowledge base with --kb FILE"
-        elif cset.index_versions:
-            listed = ", ".join(str(v) for v in cset.index_versions[:3])
-            where = f"{cset.index} has {listed}, but none for this machine's platform ({pool.machine.platform_key})"
-            todo = "check the platform (--target os=, arch=)"
+            todo = (
+                "let wheelfit read the index (no --offline, a reachable --pytorch-index), "
+                "or give a newer knowledge base with --kb FILE"
+            )
         else:
-            where = f"{cset.index} does not have it either"
-            todo = "check the version, or give a newer knowledge base with --kb FILE"
+            spec = request.torch.specifier
+            have = [v for v in cset.index_versions if spec.contains(v, prereleases=True if request.exact else None)]
+            if have:
+                listed = ", ".join(str(v) for v in have[:3])
+                where = f"{cset.index} has {listed}, but no build for {pool.machine.platform_key}"
+                todo = "check the platform (--target os=, arch=)"
+            else:
+                newest = f" (its newest is {cset.index_versions[0]})" if cset.index_versions else ""
+                where = f"{cset.index} does not have it either{newest}"
+                todo = "check the version, or give a newer knowledge base with --kb FILE"
         return ResolveError(f"no PyTorch release matches {asked}: {kb}, and {where}; {todo}")
     detail = "; ".join(list(dict.fromkeys(r.reason for r in rejected))[:3])  # releases often fail alike
     return ResolveError(f"no PyTorch release matches {asked} on this machine" + (f" ({detail})" if detail else ""))

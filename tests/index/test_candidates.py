@@ -1,0 +1,157 @@
+"""The index says what exists, the knowledge base what it holds: plans over a loopback mirror of the PyTorch
+index that lacks builds the knowledge base lists, and has a release the knowledge base does not know.
+
+The knowledge base (``src/wheelfit/kb/data/pytorch.json``) says: torch 2.15.0 and 2.14.1 publish rocm7.2 and
+rocm7.14 builds that list gfx1103 (confidence U), 2.13.0's rocm7.1/7.2 list it too (S); cu130 has sm_75-sm_120
+SASS in 2.15; it knows no release after 2.15.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import hermetic_env
+from tests.install.conftest import Index, import_torch, installed, make_venv
+from tests.install.loopback import serve
+from tests.support.wheels import make_torch_like, make_wheel
+from wheelfit import api
+from wheelfit.fetch import Cache, make_client
+from wheelfit.probe.target import load_target
+from wheelfit.resolve import Plan, ResolveError
+
+GFX1103 = "rocm=gfx1103,python=3.12"
+RTX_3090 = "cuda=8.6,driver=580.95.05,python=3.12"
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
+    """A mirror with 2.14.1+rocm7.2 but no rocm7.14 at all and no 2.15.0 ROCm build; cu130 up to 2.16.0, a
+    release newer than the knowledge base, with its torchvision; cpu 2.15.0."""
+    root = tmp_path_factory.mktemp("mirror")
+    index = Index(root, "")
+    index.put("pytorch/rocm7.2", partial(make_torch_like, version="2.14.1", variant="rocm7.2"))
+    index.put("pytorch/rocm7.2", partial(make_torch_like, version="2.13.0", variant="rocm7.2"))
+    for version in ("2.15.0", "2.16.0"):
+        index.put("pytorch/cu130", partial(make_torch_like, version=version, variant="cu130"))
+    index.put(
+        "pytorch/cu130", partial(make_wheel, name="torchvision", version="0.30.0+cu130", requires=["torch==2.16.0"])
+    )
+    index.put("pytorch/cpu", partial(make_torch_like, version="2.15.0", variant="cpu"))
+    index.put("default/simple", partial(make_wheel, name="smallnum", version="1.0"))
+    with serve(root) as url:
+        yield Index(root, url)
+
+
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    with make_client(trust_env=False) as client:
+        yield client
+
+
+def plan(mirror: Index, http: httpx.Client, tmp_path: Path, target: str, *reqs: str, offline: bool = False) -> Plan:
+    net = api.Network(http, Cache(tmp_path / "cache"), offline=offline)
+    return api.plan(
+        list(reqs) or ["torch"], api.Target(load_target(target)), environ={}, network=net, pytorch_index=mirror.pytorch
+    )
+
+
+def test_a_build_the_mirror_lacks_is_skipped_for_the_newest_one_it_has(
+    mirror: Index, http: httpx.Client, tmp_path: Path
+) -> None:
+    p = plan(mirror, http, tmp_path, GFX1103)
+    # The knowledge base alone would say 2.15.0+rocm7.14 (the highest ROCm of the newest release).
+    offline = api.plan(["torch"], api.Target(load_target(GFX1103)), environ={}, network=None)
+    assert (offline.torch_version, offline.variant) == ("2.15.0", "rocm7.14")
+    assert (p.torch_version, p.variant) == ("2.14.1", "rocm7.2")
+    assert p.packages[0].url == f"{mirror.pytorch}/rocm7.2/torch/torch-2.14.1+rocm7.2-py3-none-any.whl"
+    absent = {(r.version, r.variant): r.reason for r in p.rejected if r.judge == "absent"}
+    assert absent[("2.15.0", "rocm7.14")] == f"rocm7.14: not on the index ({mirror.pytorch}/rocm7.14)"
+    assert ("2.15.0", "rocm7.2") in absent and ("2.14.1", "rocm7.14") in absent
+    # The pick rests on a knowledge-base fact marked U: the plan says which, with its source.
+    torch = p.packages[0]
+    assert torch.confidence == "U"
+    assert [f.what for f in torch.uncertain] == ["the kernels of torch 2.14 rocm7.2 (linux_x86_64)"]
+    assert torch.uncertain[0].source  # a public source, not a file outside the repository
+    d = p.to_dict()
+    assert d["packages"][0]["uncertain"][0]["confidence"] == "U"
+    assert d["sources"][1] == f"index: {mirror.pytorch}"
+
+
+def test_a_release_newer_than_the_knowledge_base_is_inferred(mirror: Index, http: httpx.Client, tmp_path: Path) -> None:
+    p = plan(mirror, http, tmp_path, RTX_3090, "torch", "torchvision")
+    assert (p.torch_version, p.variant) == ("2.16.0", "cu130")
+    torch, vision = p.packages
+    assert torch.confidence == "inferred"
+    assert "inferred from the same build of torch 2.15" in torch.uncertain[-1].source
+    assert any("newer than the knowledge base (2.5-2.15)" in w and "inferred" in w for w in p.warnings)
+    # No pin is known for its torchvision: the index's newest that fits torch is taken at install time.
+    assert (vision.requirement, vision.confidence) == ("torchvision", "inferred")
+    # And a pin past the knowledge base is planned from the index, not refused as a hardware problem.
+    pinned = plan(mirror, http, tmp_path, RTX_3090, "torch>=2.16")
+    assert pinned.torch_version == "2.16.0"
+
+
+def test_missing_knowledge_is_said_to_be_missing_knowledge(mirror: Index, http: httpx.Client, tmp_path: Path) -> None:
+    with pytest.raises(ResolveError) as offline:
+        api.plan(["torch==2.15.1"], api.Target(load_target(RTX_3090)), environ={}, network=None)
+    message = str(offline.value)
+    assert "knowledge base covers torch 2.5-2.15 (updated " in message and "the PyTorch index was not read" in message
+    assert "--kb FILE" in message
+    with pytest.raises(ResolveError, match=r"knowledge base covers torch 2\.5-2\.15 .* does not have it either"):
+        plan(mirror, http, tmp_path, RTX_3090, "torch==2.17.0")
+
+
+def test_offline_plans_from_the_cached_pages(mirror: Index, http: httpx.Client, tmp_path: Path) -> None:
+    online = plan(mirror, http, tmp_path, GFX1103)
+    cached = plan(mirror, http, tmp_path, GFX1103, offline=True)
+    assert (cached.torch_version, cached.variant) == (online.torch_version, online.variant) == ("2.14.1", "rocm7.2")
+    empty = plan(mirror, http, tmp_path / "elsewhere", GFX1103, offline=True)
+    assert (empty.torch_version, empty.variant) == ("2.15.0", "rocm7.14")  # the knowledge base alone, and said so
+    assert any("--offline and no cached pages" in w for w in empty.warnings)
+
+
+def test_an_unreachable_index_plans_from_the_knowledge_base_and_says_so(http: httpx.Client, tmp_path: Path) -> None:
+    net = api.Network(http, Cache(tmp_path / "cache"))
+    p = api.plan(
+        ["torch"], api.Target(load_target(GFX1103)), environ={}, network=net, pytorch_index="http://127.0.0.1:9/whl"
+    )
+    assert (p.torch_version, p.variant) == ("2.15.0", "rocm7.14")
+    assert any(w.startswith("could not read the PyTorch index http://127.0.0.1:9/whl") for w in p.warnings)
+    assert p.sources[1] == "index: not read (planned from the knowledge base alone)"
+
+
+def test_the_command_shows_skipped_and_uncertain_builds(mirror: Index, tmp_path: Path) -> None:
+    env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="200")
+    done = subprocess.run(
+        [sys.executable, "-m", "wheelfit", "plan", "torch", "--target", GFX1103, "--pytorch-index", mirror.pytorch],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "torch 2.14.1+rocm7.2" in done.stdout
+    assert "rocm7.14: not on the index" in done.stdout
+    assert "Uncertain" in done.stdout and "the kernels of torch 2.14 rocm7.2 (linux_x86_64) (U)" in done.stdout
+
+
+def test_install_takes_the_newest_build_the_mirror_has(mirror: Index, tmp_path: Path) -> None:
+    """The gfx1103 case end to end: a real uv install of what the mirror really has."""
+    python = make_venv(tmp_path / "venv")
+    env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"), UV_CACHE_DIR=str(tmp_path / "uv"))
+    args = ["install", "torch", "--target", GFX1103.replace("python=3.12", "os=linux"), "--python", str(python)]
+    args += ["--pytorch-index", mirror.pytorch, "--index-url", mirror.default, "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "wheelfit", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert installed(python, env)["torch"] == "2.14.1+rocm7.2"
+    assert import_torch(python, env)[0] == "2.14.1+rocm7.2"
+    out = json.loads(done.stdout)
+    assert out["plan"]["packages"][0]["confidence"] == "U"
+    assert out["verify"]["ok"] is True

@@ -1,0 +1,155 @@
+"""``wheelfit.api.install`` driven in memory, as pypa/installer's tests drive its installer: a fake wheel source
+(real wheel files, no index, no network) and a fake installer backend that records what it is asked and writes
+into the environment's directories itself. No subprocess, no server."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from packaging.markers import default_environment
+
+from tests.support.wheels import make_torch_like, make_wheel
+from wheelfit import api
+from wheelfit.index.links import FileLink
+from wheelfit.install.backend import BackendRequest, BackendResult
+from wheelfit.install.errors import BackendError, WheelNotFoundError
+from wheelfit.install.target_env import TargetEnv
+from wheelfit.probe.target import load_target
+from wheelfit.resolve import Plan
+
+GTX_1080 = "cuda=6.1,driver=580.95.05"
+
+
+@dataclass
+class FakeSource:
+    """The plan's variant index as a folder of wheel files."""
+
+    folder: Path
+    index_url: str = "memory://pytorch/cu126"
+    fetched: list[str] = field(default_factory=list)
+
+    def files(self, project: str) -> Sequence[FileLink]:
+        return [
+            FileLink(p.name, f"{self.index_url}/{p.name}", {"sha256": hashlib.sha256(p.read_bytes()).hexdigest()})
+            for p in sorted(self.folder.glob("*.whl"))
+            if p.name.split("-")[0].replace("_", "-") == project
+        ]
+
+    def fetch_all(self, files: Sequence[FileLink]) -> list[Path]:
+        self.fetched += [f.filename for f in files]
+        return [self.folder / f.filename for f in files]
+
+
+@dataclass
+class FakeInstaller:
+    """Records each request; writes one file per requirement into site-packages, then answers ``returncode``."""
+
+    site: Path
+    returncode: int = 0
+    name: str = "fake"
+    requests: list[BackendRequest] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+
+    def install(self, request: BackendRequest) -> BackendResult:
+        self.requests.append(request)
+        assert request.constraints is not None
+        self.constraints.append(request.constraints.read_text())
+        for req in request.requirements:
+            (self.site / f"{req.split(' ')[0]}.installed").write_text(req)
+        if self.returncode:
+            return BackendResult(self.returncode, "", "error: the disk is full")
+        return BackendResult(0, "", "", installs=tuple(r.split(" @ ")[0] for r in request.requirements))
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> TargetEnv:
+    prefix = tmp_path / "env"
+    site, scripts = prefix / "lib" / "site-packages", prefix / "bin"
+    site.mkdir(parents=True)
+    scripts.mkdir()
+    (site / "already.py").write_text("kept\n")
+    markers = dict(default_environment())
+    return TargetEnv(
+        executable=str(scripts / "python"),
+        prefix=prefix,
+        python=markers["python_version"],
+        tags=("py3-none-any",),
+        markers=markers,
+        install_dirs=(site, scripts),
+        installed={},
+    )
+
+
+@pytest.fixture
+def plan() -> Plan:
+    """The knowledge base's plan for a GTX 1080: torch 2.14.1+cu126 and torchvision 0.29.1+cu126."""
+    target = api.Target(load_target(GTX_1080))
+    return api.plan(["torch", "torchvision"], target, environ={}, network=None)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> FakeSource:
+    folder = tmp_path / "wheels"
+    make_torch_like(folder, "2.14.1", "cu126", requires=["smallnum>=1.0", 'triton==3.5.1; platform_system == "Linux"'])
+    make_torch_like(folder, "2.15.0", "cu126")  # a newer torch the plan does not pin: never taken
+    make_wheel(folder, "torchvision", "0.29.1+cu126", requires=["torch==2.14.1"])
+    make_wheel(folder, "triton", "3.5.1")
+    return FakeSource(folder)
+
+
+def test_install_takes_the_plan_from_the_source_and_hands_the_backend_files(
+    plan: Plan, env: TargetEnv, source: FakeSource
+) -> None:
+    assert (plan.torch_version, plan.variant) == ("2.14.1", "cu126")
+    backend = FakeInstaller(env.install_dirs[0])
+    result = api.install(
+        plan, env, source=source, installer=backend, index_url="memory://default", environ={}, extra=["numpy"]
+    )
+    assert {(w.name, str(w.version)) for w in result.wheels} == {
+        ("torch", "2.14.1+cu126"),
+        ("torchvision", "0.29.1+cu126"),
+        ("triton", "3.5.1"),  # torch's own torch-family dependency, from the same source
+    }
+    (request,) = backend.requests
+    family = [r for r in request.requirements if " @ file://" in r]
+    assert sorted(r.split(" @ ")[0] for r in family) == ["torch", "torchvision", "triton"]
+    assert "numpy" in request.requirements and request.index_url == "memory://default"
+    # Every other torch-family name is unresolvable on the default index.
+    blocked = backend.constraints[0].splitlines()
+    assert "torchaudio<0" in blocked and "pytorch-triton-rocm<0" in blocked and "torch<0" not in blocked
+    assert result.installs == ("torch", "torchvision", "triton", "numpy")
+    assert "torch-2.15.0+cu126-py3-none-any.whl" not in source.fetched
+
+
+def test_a_failed_backend_leaves_the_environment_as_it_was(plan: Plan, env: TargetEnv, source: FakeSource) -> None:
+    site = env.install_dirs[0]
+    before = sorted(p.name for p in site.iterdir())
+    backend = FakeInstaller(site, returncode=1)
+    with pytest.raises(BackendError, match="the disk is full"):
+        api.install(plan, env, source=source, installer=backend, index_url="memory://default", environ={})
+    assert backend.requests  # it ran, and wrote into site-packages before failing
+    assert sorted(p.name for p in site.iterdir()) == before
+    assert (site / "already.py").read_text() == "kept\n"
+
+
+def test_a_dry_run_changes_nothing(plan: Plan, env: TargetEnv, source: FakeSource) -> None:
+    site = env.install_dirs[0]
+    backend = FakeInstaller(site / "elsewhere")
+    (site / "elsewhere").mkdir()
+    result = api.install(plan, env, source=source, installer=backend, index_url="memory://default", environ={},
+                         dry_run=True)  # fmt: skip
+    assert result.dry_run and backend.requests[0].dry_run
+    assert sorted(p.name for p in site.iterdir()) == ["already.py", "elsewhere"]
+
+
+def test_a_planned_build_the_source_lacks_is_one_clear_error(plan: Plan, env: TargetEnv, tmp_path: Path) -> None:
+    folder = tmp_path / "other"
+    make_wheel(folder, "torchvision", "0.29.1+cu126", requires=["torch==2.14.1"])
+    backend = FakeInstaller(env.install_dirs[0])
+    with pytest.raises(WheelNotFoundError, match=r"torch==2\.14\.1\+cu126: torch is not on it"):
+        api.install(plan, env, source=FakeSource(folder), installer=backend, index_url="x", environ={})
+    assert not backend.requests

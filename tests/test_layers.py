@@ -1,0 +1,75 @@
+"""The shape the design promises, checked: the planning layers import nothing that does I/O, and nothing below
+the command line prints."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import ROOT, hermetic_env
+
+SRC = ROOT / "src" / "wheelfit"
+
+#: Modules that do I/O (network, files of the cache, processes, detection) or present it.
+IO_MODULES = (
+    "httpx",
+    "httpcore",
+    "rich",
+    "typer",
+    "click",
+    "wheelfit.api",
+    "wheelfit.cli",
+    "wheelfit.fetch",
+    "wheelfit.index.client",
+    "wheelfit.index.candidates",
+    "wheelfit.index.variant_index",
+    "wheelfit.install",
+    "wheelfit.probe",
+)
+
+
+def _modules(package: str) -> list[str]:
+    folder = SRC / package
+    return [f"wheelfit.{package}.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
+
+
+def test_resolve_and_variants_import_nothing_that_does_io() -> None:
+    pure = ["wheelfit.candidate", "wheelfit.kb.candidates", *_modules("resolve"), *_modules("variants")]
+    script = "import importlib, json, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\n"
+    script += "print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", script, *pure], capture_output=True, text=True, env=hermetic_env(), check=True
+    )
+    loaded = json.loads(out.stdout)
+    assert "wheelfit.resolve.resolver" in loaded and "wheelfit.variants.ranking" in loaded
+    leaked = [m for m in loaded if any(m == io or m.startswith(io + ".") for io in IO_MODULES)]
+    assert leaked == []
+
+
+def _prints(path: Path) -> list[int]:
+    """Lines of ``path`` that call ``print`` or use ``sys.stdout``/``sys.stderr`` (strings, such as the scripts
+    a child interpreter runs, do not count)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            lines.append(node.lineno)
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("stdout", "stderr")
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "sys"
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_nothing_below_the_command_line_prints() -> None:
+    files = [p for p in SRC.rglob("*.py") if "cli" not in p.relative_to(SRC).parts and p.name != "__main__.py"]
+    files += list((ROOT / "providers").glob("*/src/*/*.py"))
+    assert len(files) > 50
+    printing = {str(p.relative_to(ROOT)): _prints(p) for p in files if _prints(p)}
+    assert printing == {}
