@@ -72,7 +72,7 @@ def env(tmp_path: Path) -> TargetEnv:
     site.mkdir(parents=True)
     scripts.mkdir()
     (site / "already.py").write_text("kept\n")
-    markers = dict(default_environment())
+    markers = {key: str(value) for key, value in default_environment().items()}
     return TargetEnv(
         executable=str(scripts / "python"),
         prefix=prefix,
