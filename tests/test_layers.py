@@ -73,3 +73,17 @@ def test_nothing_below_the_command_line_prints() -> None:
     assert len(files) > 50
     printing = {str(p.relative_to(ROOT)): _prints(p) for p in files if _prints(p)}
     assert printing == {}
+
+
+def test_an_offline_plan_imports_no_http_client(tmp_path: Path) -> None:
+    """Reading the cache needs no httpx and no TLS trust store (~80 ms of start-up): they load on first use."""
+    script = (
+        "import contextlib, io, sys\n"
+        "from wheelfit.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    status = main(['plan', 'torch', '--offline', '--json', '--target', 'cuda=8.6,driver=580.95.05'])\n"
+        "print(status, 'httpx' in sys.modules, 'ssl' in sys.modules)"
+    )
+    env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["0", "False", "False"]

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .install.target_env import TargetEnv
     from .install.verify import TorchFacts, Verification
     from .kb.matrix import Knowledge
+    from .resolve import Request
     from .resolve.plan import Plan
     from .variants.metadata import VariantsMetadata
     from .variants.ranking import Ranking
@@ -125,24 +126,38 @@ def machine(
 
 @dataclass
 class Network:
-    """One run's HTTP client and cache, shared by planning and installing (one pool, one TLS trust store)."""
+    """One run's HTTP client and cache, shared by planning and installing (one pool, one TLS trust store).
 
-    client: httpx.Client
+    ``client`` may be left out and ``connect`` given instead: the client is then made on the first request, so
+    that a run that only reads the cache (``--offline``) never imports httpx or loads a trust store.
+    """
+
+    client: httpx.Client | None
     cache: Cache
     offline: bool = False
     progress: ProgressCallback | None = None
+    connect: Callable[[], httpx.Client] | None = None
+
+    @property
+    def http(self) -> httpx.Client:
+        if self.client is None:
+            if self.connect is None:
+                raise WheelfitError("no HTTP client was given for this network session")
+            self.client = self.connect()
+        return self.client
 
     @cached_property
     def index(self) -> IndexClient:
         from .index.client import IndexClient
 
-        return IndexClient(self.client, self.cache, offline=self.offline)
+        client = self.client if self.client is not None else (lambda: self.http)
+        return IndexClient(client, self.cache, offline=self.offline, memo=True)
 
     @cached_property
     def downloader(self) -> Downloader:
         from .fetch.download import Downloader
 
-        return Downloader(self.client, self.cache, progress=self.progress)
+        return Downloader(self.http, self.cache, progress=self.progress)
 
 
 @contextlib.contextmanager
@@ -154,14 +169,23 @@ def network(
     cache_dir: Path | None = None,
 ) -> Iterator[Network]:
     """A :class:`Network` with this user's cache (``WHEELFIT_CACHE_DIR`` or the platform's cache directory);
-    its client is closed on exit. ``WHEELFIT_OFFLINE`` in ``environ`` turns ``offline`` on."""
+    its client, made when first needed, is closed on exit. ``WHEELFIT_OFFLINE`` in ``environ`` turns
+    ``offline`` on."""
     from .fetch.cache import Cache, default_cache_dir
-    from .fetch.http import make_client
+
+    def connect() -> httpx.Client:
+        from .fetch.http import make_client
+
+        return make_client(environ=environ)
 
     offline = offline or environ.get("WHEELFIT_OFFLINE", "").strip().lower() in ("1", "true", "yes")
     cache = Cache(cache_dir or default_cache_dir(environ, sys.platform, Path.home()))
-    with make_client(environ=environ) as client:
-        yield Network(client, cache, offline, progress)
+    session = Network(None, cache, offline, progress, connect)
+    try:
+        yield session
+    finally:
+        if session.client is not None:
+            session.client.close()
 
 
 # -- planning -------------------------------------------------------------------------------------------------
@@ -202,7 +226,7 @@ def plan(
 
 def _variant_plan(
     target: Target,
-    request: Any,
+    request: Request,
     url: str,
     kb: Knowledge,
     environ: Mapping[str, str],
@@ -230,7 +254,7 @@ def _variant_plan(
             f"--variant-index {url!r} is not an http(s) URL; give e.g. https://download.pytorch.org/whl/variant"
         )
     url = url.strip().rstrip("/")
-    found = read_variant_index(network.index, network.client, url, "torch", request.torch.specifier)
+    found = read_variant_index(network.index, network.http, url, "torch", request.torch.specifier)
     if found is None:
         return None, [f"no variants metadata at {url}: planned from the per-variant indexes"]
     report = target.report
@@ -465,7 +489,7 @@ def read_variants_file(source: str, *, environ: Mapping[str, str]) -> tuple[byte
         from .fetch.http import RetryPolicy, get, status_error
 
         with network(environ) as session:
-            response = get(session.client, source, {"Accept": "application/json, */*"}, RetryPolicy(retries=1))
+            response = get(session.http, source, {"Accept": "application/json, */*"}, RetryPolicy(retries=1))
             if response.status_code != 200:
                 raise status_error(source, response)
             body = response.content

@@ -122,8 +122,6 @@ class Candidate:
     advertised: bool = True
     #: Every fact the candidate rests on, by topic: ``kernels``, ``exists``, ``driver``, ``companions``.
     facts: Mapping[str, Fact] = field(default_factory=dict)
-    #: What the knowledge base says about it in words.
-    notes: tuple[str, ...] = ()
     #: Variant mode: the variant as published, and its version's variants file.
     variant: Variant | None = None
     variants_file: VariantsFile | None = None

@@ -1,21 +1,49 @@
-"""Downloading files: the HTTP edge (retries, TLS, timeouts), streaming hashes, and the shared cache."""
+"""Downloading files: the HTTP edge (retries, TLS, timeouts), streaming hashes, and the shared cache.
+
+The names below are loaded on first use (PEP 562): reading the cache (``--offline``) must not pay for
+importing httpx and building a TLS trust store.
+"""
 
 from __future__ import annotations
 
-from .cache import CACHE_ENV, Cache, default_cache_dir
-from .download import Downloader, DownloadRequest, DownloadResult, Progress, ProgressCallback
-from .errors import (
-    CacheLockError,
-    DownloadError,
-    HashMismatchError,
-    HTTPStatusError,
-    MissingHashError,
-    NetworkError,
-    TLSError,
-    TruncatedDownloadError,
-)
-from .http import RetryPolicy, Timeouts, make_client
-from .trust import trust_context
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cache import CACHE_ENV, Cache, default_cache_dir
+    from .download import Downloader, DownloadRequest, DownloadResult, Progress, ProgressCallback
+    from .errors import (
+        CacheLockError,
+        DownloadError,
+        HashMismatchError,
+        HTTPStatusError,
+        MissingHashError,
+        NetworkError,
+        TLSError,
+        TruncatedDownloadError,
+    )
+    from .http import RetryPolicy, Timeouts, make_client
+    from .trust import trust_context
+
+_WHERE = {
+    **dict.fromkeys(("CACHE_ENV", "Cache", "default_cache_dir"), "cache"),
+    **dict.fromkeys(("Downloader", "DownloadRequest", "DownloadResult", "Progress", "ProgressCallback"), "download"),
+    **dict.fromkeys(
+        (
+            "CacheLockError",
+            "DownloadError",
+            "HTTPStatusError",
+            "HashMismatchError",
+            "MissingHashError",
+            "NetworkError",
+            "TLSError",
+            "TruncatedDownloadError",
+        ),
+        "errors",
+    ),
+    **dict.fromkeys(("RetryPolicy", "Timeouts", "make_client"), "http"),
+    "trust_context": "trust",
+}
 
 __all__ = [
     "CACHE_ENV",
@@ -39,3 +67,10 @@ __all__ = [
     "make_client",
     "trust_context",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

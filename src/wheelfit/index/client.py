@@ -8,17 +8,22 @@ an unchanged page costs a 304; ``offline`` reads the cache only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import httpx
 from packaging.utils import canonicalize_name
 
 from ..fetch.cache import Cache, CachedPage
 from ..fetch.errors import NetworkError
 from ..fetch.hashes import bytes_mismatch
-from ..fetch.http import RetryPolicy, get, status_error
 from .errors import IndexPageError, OfflineError, ProjectNotFoundError
 from .links import FileLink, ProjectPage, parse_page
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ..fetch.http import RetryPolicy
 
 __all__ = ["ACCEPT", "IndexClient", "project_url"]
 
@@ -37,25 +42,35 @@ def project_url(index_url: str, project: str) -> str:
 class IndexClient:
     def __init__(
         self,
-        client: httpx.Client,
+        client: httpx.Client | Callable[[], httpx.Client] | None,
         cache: Cache | None = None,
         *,
         offline: bool = False,
         retry: RetryPolicy | None = None,
+        memo: bool = False,
     ) -> None:
+        """``client`` may be a function that makes it, called on the first request (none offline). With ``memo``
+        a page is read once per client: one run's planning and installing read the same pages."""
         if offline and cache is None:
             raise ValueError("offline mode needs a cache")
+        if client is None and not offline:
+            raise ValueError("an index client that may go online needs an HTTP client")
         self._client = client
         self._cache = cache
         self._offline = offline
-        self._retry = retry or RetryPolicy()
+        self._retry = retry
+        self._pages: dict[str, ProjectPage] | None = {} if memo else None
 
     def project_page(self, index_url: str, project: str) -> ProjectPage:
         url = project_url(index_url, project)
+        if self._pages is not None and url in self._pages:
+            return self._pages[url]
         cached, fresh = self._fetch(url, ACCEPT, what=f"{canonicalize_name(project)} on {index_url}")
         page = parse_page(cached.body, cached.content_type, cached.final_url or url)
         if fresh:
             self._store(cached)  # only after it parsed: a malformed page is never cached
+        if self._pages is not None:
+            self._pages[url] = page
         return page
 
     def core_metadata(self, link: FileLink) -> bytes:
@@ -78,6 +93,13 @@ class IndexClient:
             self._store(cached)
         return cached.body
 
+    def _http(self) -> httpx.Client:
+        if self._client is None:  # pragma: no cover - refused by __init__
+            raise OfflineError("offline: no HTTP client")
+        if callable(self._client):  # made on the first request: offline runs never import httpx
+            self._client = self._client()
+        return self._client
+
     def _store(self, page: CachedPage) -> None:
         if self._cache is not None and urlsplit(page.url).scheme in ("http", "https"):
             self._cache.store_page(page)
@@ -93,13 +115,15 @@ class IndexClient:
             return cached, False
         if cached is not None and cached.content_type == _NOT_FOUND:
             cached = None
+        from ..fetch.http import RetryPolicy, get, status_error
+
         headers = {"Accept": accept}
         if cached is not None and cached.etag:
             headers["If-None-Match"] = cached.etag
         if cached is not None and cached.last_modified:
             headers["If-Modified-Since"] = cached.last_modified
         try:
-            response = get(self._client, url, headers, self._retry)
+            response = get(self._http(), url, headers, self._retry or RetryPolicy())
         except NetworkError as exc:
             raise NetworkError(f"{exc}; or use --offline to read the cache") from exc
         if response.status_code == 304 and cached is not None:

@@ -96,7 +96,6 @@ def _candidate(
         companions=dict(companions.pins) if companions is not None else {},
         advertised=variant.advertised,
         facts=facts,
-        notes=(variant.note,) if variant.note else (),
     )
 
 
@@ -172,7 +171,6 @@ def infer_candidate(
             "exists": Fact(f"torch {version}+{label} is on the index", "P", index_url),
             "kernels": Fact(f"the kernels of torch {version} {label} ({platform})", "inferred", source),
         },
-        notes=(f"newer than the knowledge base ({knowledge_span(kb)})",),
     )
 
 
