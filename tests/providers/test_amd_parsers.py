@@ -14,7 +14,7 @@ from wheelfit_amd.rocm_version import parse_version_file, rocm_root
 
 MACHINES = Path(__file__).resolve().parent.parent / "machines"
 
-# Reference §3.1: MI300X GPU node from the gpuq test mock (verbatim).
+# A real MI300X GPU node, from the gpuq project's test mock (verbatim).
 MI300X_NODE = """cpu_cores_count 0
 simd_count 1216
 mem_banks_count 1
@@ -55,7 +55,7 @@ num_xcc 8
 max_engine_clk_ccompute 2400
 """
 
-# Reference §3.1: the CPU node of the same mock (first lines; the rest are zeros too).
+# The CPU node of the same mock (first lines; the rest are zeros too).
 CPU_NODE = """cpu_cores_count 96
 simd_count 0
 mem_banks_count 1
@@ -74,7 +74,7 @@ max_engine_clk_ccompute 2400
 
 # -- gfx_target_version ------------------------------------------------------------------
 
-# Every value of the validated table in reference §3.1.
+# gfx_target_version values and their names, as ROCm/rocminfo rocm_agent_enumerator (readFromKFD) decodes them.
 DECODE_TABLE = {
     90000: "gfx900",
     90006: "gfx906",
@@ -130,7 +130,7 @@ def test_mi300x_node_decodes_to_slot_render_node_and_compute_units() -> None:
 
 def test_cpu_node_and_other_vendor_are_not_gpus() -> None:
     assert node_from_properties(0, parse_properties(CPU_NODE)) is None
-    # Reference §3.1: a test fixture has an NVIDIA KFD-like node (vendor_id 4318).
+    # A public KFD test fixture has an NVIDIA KFD-like node (vendor_id 4318).
     nvidia = MI300X_NODE.replace("vendor_id 4098", "vendor_id 4318")
     assert node_from_properties(2, parse_properties(nvidia)) is None
 
@@ -166,7 +166,7 @@ def test_rocminfo_docs_sample_gives_one_gpu_agent() -> None:
 
 
 def test_rocminfo_generic_isa_lines_do_not_replace_the_agent_name() -> None:
-    # Reference §3.2: newer ROCm lists a generic ISA after the specific one.
+    # Newer ROCm's rocminfo lists a generic ISA (amdgcn-amd-amdhsa--gfx11-generic) after the specific one.
     text = """*******
 Agent 2
 *******
@@ -204,7 +204,7 @@ def test_rocminfo_error_output_has_no_agents() -> None:
 
 
 def test_enumerator_drops_gfx000_and_keeps_one_line_per_gpu() -> None:
-    # Reference §10.2: old output with the CPU's gfx000 and one line per MI300X.
+    # Old output (ROCm/rocminfo docs still show the CPU's gfx000 line) with one line per MI300X.
     assert parse_agent_enumerator("gfx000\ngfx942\ngfx942\n") == ["gfx942", "gfx942"]
     assert parse_agent_enumerator("gfx1100\n") == ["gfx1100"]
     assert parse_agent_enumerator("gfx000\n") == []
@@ -288,7 +288,7 @@ def test_device_table(device: int, gfx: str, integrated: bool, name_part: str) -
     assert info is not None
     assert (info.gfx, info.integrated) == (gfx, integrated)
     assert name_part in info.name
-    assert "hardware-detection.md" in info.source
+    assert any(upstream in info.source for upstream in ("torchruntime", "rocminfo", "amd-smi"))  # a public source
 
 
 def test_unknown_device() -> None:

@@ -193,7 +193,7 @@ def test_apple_silicon_features_in_linux_spelling(realdata: Path, tmp_path: Path
     m4f, m1f = set((m4.cpu or {})["features"]), set((m1.cpu or {})["features"])
     assert {"asimd", "asimddp", "bf16", "i8mm", "sme", "sme2"} <= m4f
     assert {"asimd", "asimddp"} <= m1f
-    # M1 records FEAT_BF16: 0 and FEAT_I8MM: 0 (reference §5.6)
+    # M1 records FEAT_BF16: 0 and FEAT_I8MM: 0 (tests/data/realdata/cpu/darwin-monterey-m1)
     assert not {"bf16", "i8mm", "sme"} & m1f
     assert (m4.cpu or {})["vendor"] == "Apple"
     assert m4.accelerators[0]["name"] == "Apple M4 Max GPU"

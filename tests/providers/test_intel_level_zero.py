@@ -28,7 +28,7 @@ DG2 = (12 << 22) | (55 << 14) | 8  # 12.55.8
 @pytest.mark.parametrize(
     ("value", "dotted"),
     [
-        (0x05004000, "20.1.0"),  # BMG, pytorch-build-matrix.md §5.2
+        (0x05004000, "20.1.0"),  # BMG, as in wheelnext/variant-repack configs/torch-2.9 (xpu device_ip)
         (DG2, "12.55.8"),
         ((12 << 22) | (60 << 14) | 7, "12.60.7"),  # PVC
         ((12 << 22) | (71 << 14) | 4, "12.71.4"),  # MTL-H

@@ -1,4 +1,4 @@
-"""NVIDIA text parsers against the recorded strings in reference/hardware-detection.md (sections 2.3-2.5, 10)."""
+"""NVIDIA text parsers against recorded strings: published nvidia-smi and /proc/driver/nvidia outputs and uv's test fixtures."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from wheelfit_nvidia.kernel import is_tegra_numbering, parse_module_version, par
 from wheelfit_nvidia.procfs import normalize_bus_id, parse_information
 from wheelfit_nvidia.smi import classify_failure, parse_query, query_args
 
-# --- /proc/driver/nvidia/version (section 2.4) -----------------------------------------------------
+# --- /proc/driver/nvidia/version ------------------------------------------------------------------
 
 UV_FIXTURE = (
     "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build  "
@@ -94,7 +94,7 @@ def test_module_version(text: str, want: str | None) -> None:
     assert parse_module_version(text) == want
 
 
-# --- nvidia-smi --query-gpu (section 2.3) ----------------------------------------------------------
+# --- nvidia-smi --query-gpu ------------------------------------------------------------------------
 
 
 def test_query_argv_never_asks_for_the_banner() -> None:
@@ -171,7 +171,7 @@ def test_failure_texts() -> None:
     assert f.error == "exit 4: no output" and f.hint is None
 
 
-# --- /proc/driver/nvidia/gpus/<bus>/information (section 2.5) ----------------------------------------
+# --- /proc/driver/nvidia/gpus/<bus>/information (open-gpu-kernel-modules nv-procfs.c) ---------------
 
 
 def test_information_tab_padded() -> None:

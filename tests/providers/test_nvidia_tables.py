@@ -14,7 +14,7 @@ from wheelfit_nvidia.versions import cuda_from_int, max_cuda_for_driver, version
 @pytest.mark.parametrize(
     ("driver", "cuda"),
     [
-        # Observed driver -> "CUDA Version" pairs (reference/hardware-detection.md section 2.11).
+        # Observed driver -> "CUDA Version" pairs, from published nvidia-smi banners.
         ("580.95.05", "13.0"),
         ("570.133.07", "12.8"),
         ("535.54.03", "12.2"),
@@ -38,7 +38,7 @@ def test_linux_driver_to_cuda(driver: str, cuda: str) -> None:
 
 def test_table_is_conservative_for_pre_release_drivers() -> None:
     # The banner of 550.40.07 says "CUDA Version: 12.4", but Table 3's 12.4 minimum is 550.54.14 and the
-    # reference quotes no 12.3 row: the table under-reports, never over-reports. NVML gives the true value.
+    # rows in data/cuda_drivers.json have no 12.3: the table under-reports, never over-reports. NVML gives the true value.
     assert max_cuda_for_driver("550.40.07") == "12.2"
 
 

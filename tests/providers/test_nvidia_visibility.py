@@ -1,4 +1,4 @@
-"""CUDA_VISIBLE_DEVICES semantics (reference/hardware-detection.md section 2.9)."""
+"""CUDA_VISIBLE_DEVICES semantics (CUDA programming guide, "Environment Variables"; torch/cuda/__init__.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 A GPU is reported only when this process could run ROCm on it: ``/dev/kfd``
 is usable, the amdgpu driver drives it (KFD lists it, or PCI shows amdgpu
-bound) and its render node is there (reference §7.1). Everything else
+bound) and its render node ``/dev/dri/renderD<drm_render_minor>`` is there (KFD's
+``drm_render_minor``, Linux ``drivers/gpu/drm/amd/amdkfd/kfd_topology.c``). Everything else
 becomes a failed probe with a hint, so "I have a GPU but wheelfit picked CPU"
 has an answer in the report.
 

@@ -1,4 +1,5 @@
-"""AMD PCI device id -> gfx, display name, integrated (data/devices.json, facts from reference §3.3/§3.7).
+"""AMD PCI device id -> gfx, display name, integrated (data/devices.json: torchruntime's
+``gpu_db.py``, pci.ids names and ``rocm_agent_enumerator``'s ``ISA_TO_ID`` table, each entry naming its source).
 
 Only needed when neither KFD nor the ROCm runtime answered, and for names
 and the APU flag, which KFD does not give.

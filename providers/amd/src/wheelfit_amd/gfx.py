@@ -1,7 +1,8 @@
 """gfx target names: KFD's decimal ``gfx_target_version`` and ``HSA_OVERRIDE_GFX_VERSION``.
 
 Both encode major, minor and stepping as decimal numbers; the ISA name prints the
-major in decimal and minor/stepping in hex (reference §3.1, §3.6), so 90010 and
+major in decimal and minor/stepping in hex (ROCm/rocminfo ``rocm_agent_enumerator`` ``readFromKFD``;
+ROCm/ROCR-Runtime ``libhsakmt/src/topology.c``), so 90010 and
 "9.0.10" are both gfx90a.
 """
 
@@ -34,7 +35,7 @@ def parse_override(value: str) -> str:
     """``"11.0.0"`` -> ``gfx1100``; raises ValueError on what libhsakmt rejects.
 
     libhsakmt reads ``%u.%u.%u%c`` and requires exactly three fields with
-    major <= 63 and minor, stepping <= 255 (reference §3.6).
+    major <= 63 and minor, stepping <= 255 (ROCm/ROCR-Runtime ``libhsakmt/src/topology.c`` @ c7785a6).
     """
     m = _OVERRIDE_RE.fullmatch(value)
     if m is None:

@@ -1,6 +1,7 @@
 """KFD topology sysfs: one node per CPU or GPU agent, the physical gfx target of each GPU.
 
-Reference §3.1: ``properties`` holds ``name value`` lines with decimal values;
+Linux ``drivers/gpu/drm/amd/amdkfd/kfd_topology.c`` (and libhsakmt's ``topology.c``, which parses it):
+``properties`` holds ``name value`` lines with decimal values;
 CPU nodes have ``gfx_target_version 0``; GPU nodes of a device the caller's
 device cgroup hides return EPERM.
 """

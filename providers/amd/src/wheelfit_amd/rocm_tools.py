@@ -1,6 +1,7 @@
 """``rocminfo`` and ``rocm_agent_enumerator``: the ROCm runtime's own view of the GPUs.
 
-Both apply ``HSA_OVERRIDE_GFX_VERSION`` (reference §3.2, §3.3), so they are run
+Both apply ``HSA_OVERRIDE_GFX_VERSION`` (rocminfo through the HSA runtime, ``rocm_agent_enumerator`` on its
+KFD path; ROCm/rocminfo @ c6f7a17), so they are run
 with the override variables removed: what they print is then the physical
 target, and the override is decoded separately like for KFD.
 """

@@ -1,4 +1,4 @@
-"""The installed ROCm user space version (reference §3.5).
+"""The installed ROCm user space version (ROCm's own ``.info/version`` file).
 
 ``<root>/.info/version`` holds one line such as ``6.4.0-47`` or ``7.1.1``; some
 installs have ``.info/version-rocm`` instead. ``ROCM_PATH``/``ROCM_HOME`` move

@@ -33,7 +33,7 @@ Config = tuple[str, list[str], bool]
 FORCE_GFX_ARCH = "AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH"
 FORCE_ROCM_VERSION = "AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION"
 
-#: The reference's ``get_all_configs()`` values (reference report §1.6, amd-variant-provider @ 4d985a9).
+#: The reference's ``get_all_configs()`` values (wheelnext/amd-variant-provider @ 4d985a9).
 ALL_ROCM_VERSIONS = [f"7.{m}" for m in range(10, -1, -1)] + ["6.4", "6.3"]
 ALL_GFX_ARCHS = [
     "gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201",

@@ -24,8 +24,8 @@ __all__ = [
 #: Apple Silicon, ``sysctl.proc_translated`` before Big Sur); a node prints its whole subtree.
 SYSCTL_ARGS = ("-i", "machdep.cpu", "hw.optional", "sysctl.proc_translated", "kern.osproductversion")
 
-#: MPS needs macOS 12.3 (reference hardware-detection.md §6: PyTorch 1.12 / HF docs). Which
-#: torch release needs a newer macOS is the resolver's business.
+#: MPS needs macOS 12.3 (Apple's 2022 "Accelerated PyTorch training on Mac" page for PyTorch 1.12; the
+#: Hugging Face MPS docs). Which torch release needs a newer macOS is the resolver's business.
 MPS_MIN_MACOS = (12, 3)
 
 BRAND = "machdep.cpu.brand_string"

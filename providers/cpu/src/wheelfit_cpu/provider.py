@@ -175,6 +175,6 @@ def _macos_version(system: System, data: dict[str, str]) -> str | None:
         text = system.read_text(_SYSTEM_VERSION)
         version = plist_version(text) if text else None
     if version is None or version.startswith("10.16"):
-        # Pythons built against an old SDK see Big Sur+ as 10.16 (reference §6).
+        # Pythons built against an old SDK see Big Sur+ as 10.16 (munkireport-php#1386, pyinstaller#6329).
         version = data.get("kern.osproductversion") or version
     return version

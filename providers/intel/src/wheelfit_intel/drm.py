@@ -2,7 +2,7 @@
 
 sysfs lists the host's GPUs even inside a container that was given none, so a
 GPU counts as usable only when it is bound to an Intel GPU driver and one of its
-render nodes can be opened (hardware-detection.md §4.1, §7.1).
+render nodes can be opened (a container gets ``/dev/dri/renderD*`` only for the GPUs passed to it).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from .devices import INTEL_VENDOR
 
 __all__ = ["GPU_DRIVERS", "IntelGpu", "scan_intel_gpus", "unusable_reason"]
 
-#: Kernel drivers that give PyTorch XPU (Level Zero) a device (§4.1).
+#: Kernel drivers that give PyTorch XPU (Level Zero) a device: Linux's ``i915`` and ``xe`` DRM drivers.
 GPU_DRIVERS = ("i915", "xe")
 DISPLAY_BASE_CLASS = 0x03
 PCI_DEVICES = "/sys/bus/pci/devices"

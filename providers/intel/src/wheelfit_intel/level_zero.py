@@ -4,17 +4,19 @@ The ctypes code runs in ``System.run_python`` so a crashing or hanging GPU
 driver costs a failed probe, not wheelfit. The child prints one JSON object;
 :func:`parse_level_zero` turns it into data and is tested on recorded strings.
 
-Facts used (checked against Intel's own code, not only the reference):
+Facts used (checked against Intel's own code):
 
-- ``ze_device_properties_t`` layout: hardware-detection.md §4.3 and Level Zero ``ze_api.h``.
+- ``ze_device_properties_t`` layout: Level Zero ``ze_api.h`` and the Level Zero API subset header
+  of LLVM's offload Level Zero plugin ("Based on Intel Level Zero API v1.13").
 - ``ZE_STRUCTURE_TYPE_DEVICE_IP_VERSION_EXT`` is ``0x1000f`` in Level Zero's ``ze_api.h``
-  (v1.7) and in wheelnext/intel-variant-provider ``ze.py``; the ``0x00020001`` quoted in
-  §4.3 from the LLVM offload subset header is ``..._RELAXED_ALLOCATION_LIMITS_EXP_DESC``
+  (v1.7) and in wheelnext/intel-variant-provider ``ze.py``; the ``0x00020001`` once quoted
+  for it from the LLVM offload subset header is ``..._RELAXED_ALLOCATION_LIMITS_EXP_DESC``
   in ``ze_api.h``.
 - ipVersion bit layout ``architecture:10 | release:8 | reserved:8 | revision:6`` (high to
   low): intel/compute-runtime ``shared/source/helpers/hw_ip_version.h``; printed
   ``arch.release.revision`` as in wheelnext/intel-variant-provider ``devices.py``
-  (``20.1.0`` = BMG, ``12.55.8`` = DG2; pytorch-build-matrix.md §5.2).
+  (``20.1.0`` = BMG, ``12.55.8`` = DG2, as PyTorch's xpu variant lists them in wheelnext/variant-repack
+  ``configs/torch-2.9`` and ``configs/torch-2.10``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from wheelfit_probekit import ProbeError, System
 
 __all__ = ["ZeDevice", "format_ip_version", "loader_name", "parse_level_zero", "probe_code", "query_level_zero"]
 
-#: ``ze_result_t`` values worth naming in an error message (Level Zero ``ze_api.h``, §4.3).
+#: ``ze_result_t`` values worth naming in an error message (Level Zero ``ze_api.h``).
 ZE_RESULTS = {
     0x70000001: "ZE_RESULT_ERROR_DEVICE_LOST",
     0x70010000: "ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS",
@@ -62,12 +64,13 @@ def format_ip_version(value: int) -> str:
 
 
 def loader_name(os_name: str) -> str:
-    """The Level Zero loader's file name (Windows name per §4.3 [INF])."""
+    """The Level Zero loader's file name (the Windows name ``ze_loader.dll`` is assumed, not confirmed)."""
     return "ze_loader.dll" if os_name == "Windows" else "libze_loader.so.1"
 
 
 # Runs in the child: stdlib only, prints exactly one JSON object, never raises for a
-# missing loader or a failing call. Struct layout: §4.3 (offset of name 112, size 368).
+# missing loader or a failing call. Struct layout: ``ze_api.h`` field order, natural alignment (on x86-64
+# the name is at offset 112 and the struct is 368 bytes).
 _CHILD = r"""
 import ctypes, json, sys
 

@@ -3,8 +3,8 @@
 A crashing or hanging driver library must not take wheelfit down, so the ctypes
 code runs via ``System.run_python`` (own process, deadline) and prints one JSON
 object; :func:`parse_native` turns that into data and is tested on its own.
-Symbols and constants: reference/hardware-detection.md sections 2.1 (NVML) and
-2.2 (CUDA driver API).
+Symbols and constants: NVML as nvidia-ml-py 13.615.71 ``pynvml.py`` calls it, and the
+CUDA driver API (``cuda.h``; conda's ``conda/plugins/virtual_packages/cuda.py`` probe).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Which physical GPUs ``CUDA_VISIBLE_DEVICES`` leaves visible, per NVIDIA's rules.
 
 All physical GPUs are reported (the installer decides for the machine); this only
-marks each one ``visible``. Semantics (CUDA programming guide, as re-implemented
-by torch's NVML path; reference/hardware-detection.md section 2.9): unset -> all;
+marks each one ``visible``. Semantics (CUDA programming guide, "Environment Variables", as
+re-implemented by torch's NVML path, ``torch/cuda/__init__.py`` ``_parse_visible_devices``): unset -> all;
 empty -> none; comma list of indices or ``GPU-`` UUID prefixes; parsing stops
 at the first invalid entry; a repeated device makes the list empty.
 """
