@@ -25,8 +25,9 @@ def test_installs_the_planned_variant_and_never_the_squatted_versions(
     done = run_wheelfit(args, env)
     assert done.returncode == 0, done.stderr
     have = installed(python, env)
-    # sm_61 has kernels only in cu126 builds, which end at torch 2.14 (peers.md D.2); the default index's 99.0
-    # copies of torch, torchvision and triton are higher and must never win.
+    # sm_61 has kernels only in cu126 builds (pytorch/pytorch .ci/manywheel/build_cuda.sh), which end at torch 2.14
+    # (pytorch/test-infra#8739); the default index's 99.0 copies of torch, torchvision and triton are higher and
+    # must never win.
     assert have["torch"] == "2.14.1+cu126"
     assert have["torchvision"] == "0.29.1+cu126"
     assert have["triton"] == "3.5.1"

@@ -24,7 +24,7 @@ from wheelfit.resolve.plan import PackagePin, Plan
         ("torchtriton", True),
         ("numpy", False),
         ("jinja2", False),
-        ("nvidia-cublas-cu12", False),  # uv routes these to PyPI too (peers.md A.6)
+        ("nvidia-cublas-cu12", False),  # uv routes these to PyPI too (not in uv-torch backend.rs applies_to)
     ],
 )
 def test_torch_family_routing(name: str, family: bool) -> None:

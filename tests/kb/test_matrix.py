@@ -1,4 +1,4 @@
-"""The PyTorch build matrix: facts the reference states, and strict validation of broken files."""
+"""The PyTorch build matrix: facts its public sources state, and strict validation of broken files."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_variant_labels_follow_the_index_directories(kb: Knowledge) -> None:
     assert kb.index_url("https://mirror.example/whl", "cpu") == "https://mirror.example/whl/cpu"
 
 
-# --------------------------------------------------------------------------- CUDA facts (§2, §12)
+# --------------------------------------------------------------------------- CUDA facts (BM-2.x, BM-12)
 
 
 @pytest.mark.parametrize("series", ["2.8", "2.9", "2.10"])
@@ -168,7 +168,7 @@ def test_built_but_not_advertised_variants_are_flagged(kb: Knowledge) -> None:
     cu134 = must(kb, "2.14", "linux_x86_64", "cu134")
     assert cu134.advertised is False and cu134.confidence == "U"
     assert var(kb, "2.14", "windows_amd64", "cu134") is None  # CUDA_ARCHES_NO_WINDOWS
-    # the addendum: PR #172598 excluded Volta from 12.9 builds as well in 2.11
+    # BM-12: PR #172598 excluded Volta from 12.9 builds as well in 2.11
     assert "70" not in must(kb, "2.11", "linux_x86_64", "cu129").sass
 
 
@@ -182,7 +182,7 @@ def test_2_15_only_the_pypi_build_is_verified(kb: Knowledge) -> None:
     assert rel(kb, "2.15").requires_python.contains("3.11") and not rel(kb, "2.15").requires_python.contains("3.10")
 
 
-# --------------------------------------------------------------------------- ROCm, XPU, macOS (§4, §5, §7)
+# --------------------------------------------------------------------------- ROCm, XPU, macOS (BM-4.1, BM-5.2, BM-7.x)
 
 
 def gfx_releases(kb: Knowledge, gfx: str) -> list[str]:
@@ -283,7 +283,7 @@ def test_companions_for_every_version(kb: Knowledge) -> None:
     assert rel(kb, "2.8").companions[Version("2.8.0")].requirement("torchtext") is None
 
 
-# --------------------------------------------------------------------------- NVIDIA driver tables (§3)
+# --------------------------------------------------------------------------- NVIDIA driver tables (BM-3.1, BM-3.2)
 
 
 def test_driver_floors(kb: Knowledge) -> None:

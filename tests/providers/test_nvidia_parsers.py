@@ -1,4 +1,4 @@
-"""NVIDIA text parsers against recorded strings: published nvidia-smi and /proc/driver/nvidia outputs and uv's test fixtures."""
+"""NVIDIA text parsers against recorded strings: published nvidia-smi and /proc/driver/nvidia output, uv's fixtures."""
 
 from __future__ import annotations
 

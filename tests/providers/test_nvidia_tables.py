@@ -38,7 +38,8 @@ def test_linux_driver_to_cuda(driver: str, cuda: str) -> None:
 
 def test_table_is_conservative_for_pre_release_drivers() -> None:
     # The banner of 550.40.07 says "CUDA Version: 12.4", but Table 3's 12.4 minimum is 550.54.14 and the
-    # rows in data/cuda_drivers.json have no 12.3: the table under-reports, never over-reports. NVML gives the true value.
+    # rows in data/cuda_drivers.json have no 12.3: the table under-reports, never over-reports. NVML gives the
+    # true value.
     assert max_cuda_for_driver("550.40.07") == "12.2"
 
 

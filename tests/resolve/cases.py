@@ -1,9 +1,10 @@
 """The resolver's decision table: machine x requirements x flags -> the build the facts call for.
 
-Every expected answer is derived from ../shared/reference/pytorch-build-matrix.md (§1 releases
-and variants, §2 SASS lists and same-major binary compatibility, §3 driver floors, §4 ROCm gfx
-lists, §5 Intel AOT targets, §7 Python tags and companions, §9 T1-T5, §12 addendum) and the
-rules of the `wheelfit plan` issue, not from running the code. Each row cites the facts it uses.
+Every expected answer is derived from the public sources that ``src/wheelfit/kb/data/pytorch.json``
+names in ``sources``, cited here by their key (BM-1.x releases and variants, BM-2.x SASS lists, BM-3.x
+driver floors, BM-4.1 ROCm gfx lists, BM-5.2 Intel AOT targets, BM-7.x Python tags and companions,
+BM-12 PyTorch's own PRs), NVIDIA's same-major binary compatibility rule and the rules of the
+`wheelfit plan` issue, not from running the code. Each row cites the facts it uses.
 
 A machine is one of:
 
@@ -22,14 +23,14 @@ from typing import Any
 
 import pytest
 
-#: Linux driver branches (reference §3.1 Table 3, §3.2 Table 2).
+#: Linux driver branches (NVIDIA release notes Table 3 and Table 2: BM-3.1, BM-3.2).
 D580 = "580.95.05"  # R580: CUDA 13.0 U2's own minimum; below 13.2's 595.45.04
 D595 = "595.71.05"  # CUDA 13.2 U2's own minimum
 D575 = "575.57.08"  # CUDA 12.9 U1's own minimum
 D570 = "570.133.07"  # >= 12.8 GA/U1 (570.26 / 570.124.06), < 575 and < 580
 D535 = "535.129.03"  # >= 525.60.13 (12.x minor-version floor), < every 12.x toolkit's own minimum
 D470 = "470.182.03"  # < 525.60.13: no CUDA 12.x; >= 450.80.02 (11.x minor-version floor)
-#: Windows driver numbering (§3.1 Windows column; 13.x: "N/A (use R580+)").
+#: Windows driver numbering (Table 3 Windows column, BM-3.1; it prints "N/A" for 13.x: R580+ assumed).
 W581 = "581.42"
 W572 = "572.61"  # CUDA 12.8 U1's Windows minimum
 
@@ -74,15 +75,16 @@ def t(spec: str, driver: str | None = D580) -> str:
 T = ("torch",)
 
 CASES = [
-    # ---- NVIDIA, every generation; Linux x86_64, R580 driver (T2, T3, T4) ----------------------
-    # Maxwell/Pascal/Volta: no official wheels from 2.15 (§2.3, §12); cu126 has sm_50/60/70 up to 2.14.
+    # ---- NVIDIA, every generation; Linux x86_64, R580 driver (BM-2.1, BM-2.2, BM-3.1) ----------
+    # Maxwell/Pascal/Volta: no official wheels from 2.15 (BM-12: RFC #190385, test-infra#8739); cu126 has
+    # sm_50/60/70 up to 2.14.
     case("sm50-maxwell", t("cuda=5.0"), T, "2.14.1", "cu126", says=("has no build with kernels for sm_50",)),
     case("sm52-maxwell-runs-sm50", t("cuda=5.2"), T, "2.14.1", "cu126", says=("no SASS for sm_52",)),
     case("sm60-p100", t("cuda=6.0"), T, "2.14.1", "cu126", says=("has no build with kernels for sm_60",)),
     case("sm61-gtx1080", t("cuda=6.1"), T, "2.14.1", "cu126", says=("has no build with kernels for sm_61",)),
     case("sm70-v100-latest", t("cuda=7.0"), T, "2.14.1", "cu126", says=("no SASS for sm_70",)),
-    # Volta has cu128 (and cu129) kernels only in 2.8-2.10 (§12); R580 meets 12.8's own floor,
-    # cu129 is built but not advertised in 2.9/2.10 (T1 "(+)"), cu130 has no sm_70.
+    # Volta has cu128 (and cu129) kernels only in 2.8-2.10 (BM-12: #172598); R580 meets 12.8's own floor,
+    # cu129 is built but not advertised in 2.9/2.10 (BM-1.2), cu130 has no sm_70.
     case(
         "sm70-pinned-2.8-2.10",
         t("cuda=7.0"),
@@ -91,9 +93,9 @@ CASES = [
         "cu128",
         says=("cu128 has kernels for sm_70",),
     ),
-    # 2.8 advertises cu129 with 7.0 (§2.2, T1) and R580 meets 12.9's own 575.57.08.
+    # 2.8 advertises cu129 with 7.0 (BM-2.2, BM-1.2) and R580 meets 12.9's own 575.57.08.
     case("sm70-pinned-2.8-cu129", t("cuda=7.0"), ("torch==2.8.*",), "2.8.0", "cu129"),
-    # 2.11 removed Volta from cu128 (§12, #172598).
+    # 2.11 removed Volta from cu128 (BM-12, pytorch/pytorch#172598).
     case("sm70-pinned-2.11", t("cuda=7.0"), ("torch==2.11.*",), "2.11.0", "cu126", says=("cu128: no SASS for sm_70",)),
     # R535 meets no 12.x toolkit's own floor: the lowest CUDA under minor-version compatibility.
     case("sm70-r535-pinned-2.8-2.10", t("cuda=7.0", D535), ("torch>=2.8,<2.11",), "2.10.0", "cu126", warns=(MINOR,)),
@@ -106,15 +108,15 @@ CASES = [
     case("sm103-b300-runs-sm100", t("cuda=10.3"), T, "2.15.0", "cu130"),
     case("sm120-rtx5090", t("cuda=12.0"), T, "2.15.0", "cu130"),
     case("sm121-gb10-runs-sm120", t("cuda=12.1"), T, "2.15.0", "cu130"),
-    # sm_110 is never in x86_64 builds (§2.4), and no PTX ships (§2.1).
+    # sm_110 is never in x86_64 builds (pytorch/pytorch#161257 added it to aarch64 cu130), and no PTX ships (BM-2.1).
     case("sm110-on-x86-has-nothing", t("cuda=11.0"), T, "2.15.0", "cpu", warns=(TO_CPU,)),
     case("sm110-thor-aarch64", t("cuda=11.0,arch=aarch64"), T, "2.15.0", "cu130"),
     case("sm90-gh200-aarch64", t("cuda=9.0,arch=aarch64"), T, "2.15.0", "cu130"),
     case("sm86-aarch64-runs-sm80", t("cuda=8.6,arch=aarch64"), T, "2.15.0", "cu130"),
-    # ---- NVIDIA drivers (§3, T4) ---------------------------------------------------------------
-    # R470 < 525.60.13: no 12.x/13.x build runs; with torch>=2.8 there is no cu118 either (T1).
+    # ---- NVIDIA drivers (BM-3.1, BM-3.2) -------------------------------------------------------
+    # R470 < 525.60.13: no 12.x/13.x build runs; with torch>=2.8 there is no cu118 either (BM-1.2).
     case("r470-pinned-2.8+-cpu", t("cuda=8.6", D470), ("torch>=2.8",), "2.15.0", "cpu", warns=(TO_CPU,)),
-    # cu118 (2.5-2.7) runs on >= 450.80.02 by minor-version compatibility (T4): the newest release with a build.
+    # cu118 (2.5-2.7) runs on >= 450.80.02 by minor-version compatibility (BM-3.2): the newest release with a build.
     case("fixture-driver470", "fixture:nvidia-driver470", T, "2.7.1", "cu118", warns=(MINOR,)),
     case(
         "fixture-h100-r535",
@@ -126,7 +128,7 @@ CASES = [
         says=("torch 2.15.0 has no build that runs here",),
     ),
     case("fixture-v100-r535", "fixture:nvidia-v100", T, "2.14.1", "cu126", warns=(MINOR,)),
-    # R570 (< 580) and sm_120: only 12.8+ has sm_120, and cu128 last ships in 2.11 (§12).
+    # R570 (< 580) and sm_120: only 12.8+ has sm_120, and cu128 last ships in 2.11 (BM-12: #179155).
     case(
         "fixture-rtx5090-r570",
         "fixture:nvidia-rtx5090",
@@ -177,7 +179,7 @@ CASES = [
         "cu126",
         plan_env={"CUDA_VISIBLE_DEVICES": None},
     ),
-    # No build has sm_120 and sm_61 (T2): the most capable GPU, the 1080 named and hidden.
+    # No build has sm_120 and sm_61 (BM-2.2): the most capable GPU, the 1080 named and hidden.
     case(
         "mixed-5090-1080",
         t("cuda=12.0+6.1"),
@@ -195,7 +197,7 @@ CASES = [
         "cu130",
         warns=("not used by this build", "Meteor Lake"),
     ),
-    # WSL2 uses the Windows driver: 581.42 is R580+, which meets CUDA 13.0 (T4 "N/A (use R580+)").
+    # WSL2 uses the Windows driver: 581.42 is R580+, which meets CUDA 13.0 (BM-3.2: 13.x needs >= 580).
     case(
         "fixture-wsl2-rtx4070",
         "fixture:wsl2-rtx4070",
@@ -204,7 +206,7 @@ CASES = [
         "cu130",
         not_warns=(MINOR,),
     ),
-    # ---- Windows (§2.2 Windows lists; ROCm is Linux only, §1.2) ---------------------------------
+    # ---- Windows (BM-2.2-WIN lists; ROCm is Linux only, BM-1.2) ---------------------------------
     case(
         "win-sm61-cu126",
         t("os=windows,cuda=6.1", W581),
@@ -224,7 +226,7 @@ CASES = [
     case("win-sm120-r572", t("os=windows,cuda=12.0", W572), T, "2.11.0", "cu128"),
     case("win-rocm-has-none", t("os=windows,rocm=gfx1100"), T, "2.15.0", "cpu", warns=(TO_CPU,)),
     case("win-xpu-bmg", t("os=windows,xpu=bmg"), T, "2.15.0", "xpu"),
-    # ---- AMD (§4.1, T5; no host ROCm known: the highest ROCm of the release) ----------------------
+    # ---- AMD (BM-4.1; no host ROCm known: the highest ROCm of the release) ----------------------
     case("gfx942-2.9", t("rocm=gfx942"), ("torch==2.9.*",), "2.9.1", "rocm6.4"),
     # gfx950 first ships with ROCm 7 wheels in 2.10: nothing in 2.9.
     case(
@@ -241,7 +243,8 @@ CASES = [
     case("gfx1100-2.9", t("rocm=gfx1100"), ("torch==2.9.*",), "2.9.1", "rocm6.4"),
     case("gfx1151-2.9-cpu", t("rocm=gfx1151"), ("torch==2.9.*",), "2.9.1", "cpu", warns=(TO_CPU,)),
     case("gfx1151-2.10", t("rocm=gfx1151"), ("torch==2.10.*",), "2.10.0", "rocm7.1"),
-    # gfx1103 is native from 2.13; before that only as gfx1100 with HSA_OVERRIDE_GFX_VERSION=11.0.0 (§4.3).
+    # gfx1103 is native from 2.13; before that only as gfx1100 with HSA_OVERRIDE_GFX_VERSION=11.0.0
+    # (pytorch/pytorch#179653).
     case(
         "gfx1103-2.10-override",
         t("rocm=gfx1103"),
@@ -284,7 +287,7 @@ CASES = [
         "rocm6.4",
         plan_env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
     ),
-    # §4.1 / §10: rocm6.4+ and 7.x wheels fail on gfx906 (rocBLAS dropped it);
+    # rocm6.4+ and 7.x wheels fail on gfx906 (rocBLAS dropped it; unsloth #7354, ROCm/TheRock#1844);
     # rocm6.3 (torch <= 2.9) is the last index that works.
     case(
         "gfx906-mi50-last-working-rocm6.3",
@@ -329,7 +332,8 @@ CASES = [
     ),
     # gfx941 is in no build and has no known override.
     case("fixture-gfx941-cpu", "fixture:amd-rocminfo-only", T, "2.15.0", "cpu", warns=(TO_CPU,)),
-    # The RX 6700 XT (gfx1031) runs gfx1030 kernels only while HSA_OVERRIDE_GFX_VERSION=10.3.0 is set (§4.3):
+    # The RX 6700 XT (gfx1031) runs gfx1030 kernels only while HSA_OVERRIDE_GFX_VERSION=10.3.0 is set
+    # (rocm_overrides.json BM-4.3):
     # the plan must carry it, whether or not the detecting shell happened to have it.
     case(
         "fixture-rx6700xt-user-override",
@@ -339,7 +343,7 @@ CASES = [
         "rocm7.2",
         plan_env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
     ),
-    # ---- Intel (§5.2 AOT targets, §5.3 PCI ids) --------------------------------------------------
+    # ---- Intel (BM-5.2 AOT targets; PCI ids from Linux pciids.h) ----------------------------------
     case("fixture-arc-a770", "fixture:intel-arc-a770", T, "2.15.0", "xpu"),
     case("fixture-arc-b580", "fixture:intel-arc-b580", T, "2.15.0", "xpu"),
     case("fixture-lunar-lake", "fixture:intel-lunar-lake", T, "2.15.0", "xpu", not_warns=("JIT",)),
@@ -350,7 +354,7 @@ CASES = [
     case("xpu-pvc-2.5", t("xpu=pvc"), ("torch==2.5.*",), "2.5.1", "xpu"),
     # ARL-U (0x7D41) is not an AOT target; arl-h is: JIT with a warning.
     case("xpu-arl-u-jit", t("xpu=8086:7d41"), T, "2.15.0", "xpu", warns=("JIT-compiled",)),
-    # Wildcat Lake is Xe but in no AOT list: "Other Intel GPUs get JIT only (warn)" (§5.2, §10).
+    # Wildcat Lake is Xe but in no AOT list: JIT only, with a warning (BM-5.2: every build has generic SPIR-V).
     case(
         "xpu-wildcat-lake-jit",
         t("xpu=8086:fd80"),
@@ -359,7 +363,7 @@ CASES = [
         "xpu",
         warns=("JIT",),
     ),
-    # 2.6's Linux AOT list is pvc, xe-lpg, ats-m150: an Arc A770 runs the SPIR-V by JIT (§5.2).
+    # 2.6's Linux AOT list is pvc, xe-lpg, ats-m150: an Arc A770 runs the SPIR-V by JIT (BM-5.2).
     case(
         "xpu-dg2-2.6-jit",
         t("xpu=dg2"),
@@ -380,7 +384,7 @@ CASES = [
     ),
     case("macos14-target", t("os=macos"), T, "2.15.0", "cpu"),
     case("macos13-target", t("os=macos"), T, "2.8.0", "cpu", platform={"release": "13.6"}),
-    # 2.14/2.15 wheels are macosx_14_0 (§7.1): on macOS 13 --allow-cpu cannot install them.
+    # 2.14/2.15 wheels are macosx_14_0 (BM-7.1): on macOS 13 --allow-cpu cannot install them.
     case(
         "macos13-allow-cpu",
         t("os=macos"),
@@ -400,7 +404,7 @@ CASES = [
         platform={"release": "12.0"},
         warns=("MPS",),
     ),
-    # ---- Python and glibc (§7.2, §7.1) -----------------------------------------------------------
+    # ---- Python and glibc (BM-7.2, BM-7.1) --------------------------------------------------------
     case("py3.9-newest-is-2.8", t("cuda=8.6,python=3.9"), T, "2.8.0", "cu129", says=("no wheels for Python 3.9",)),
     case("py3.9-gtx1080", t("cuda=6.1,python=3.9"), T, "2.8.0", "cu126"),
     case("py3.15-only-2.15", t("cuda=8.6,python=3.15"), T, "2.15.0", "cu130"),
@@ -409,7 +413,7 @@ CASES = [
     case(
         "glibc-2.17", t("cuda=8.6"), T, "2.6.0", "cu126", platform={"libc": "glibc 2.17"}, says=("needs glibc >= 2.28",)
     ),
-    # ---- Companions (§7.3): same index, matching versions ------------------------------------------
+    # ---- Companions (BM-7.3): same index, matching versions ------------------------------------------
     case(
         "torchvision-latest",
         t("cuda=8.6"),

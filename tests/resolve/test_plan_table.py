@@ -1,5 +1,5 @@
 """`wheelfit plan` as a decision table: each row a machine, a requirement list and flags, with the
-build the reference facts call for (see cases.py), plus the plan's own invariants on every row."""
+build the published facts call for (see cases.py), plus the plan's own invariants on every row."""
 
 from __future__ import annotations
 
@@ -105,15 +105,15 @@ def test_plan(c: Case, tmp_path_factory: pytest.TempPathFactory) -> None:
 @pytest.mark.parametrize(
     ("machine_", "reqs", "message"),
     [
-        # No macOS x86_64 wheels (§7.1: macOS arm64 only).
+        # No macOS x86_64 wheels (BM-7.1: macOS arm64 only).
         pytest.param("fixture:apple-intel-mojave-skylake", ("torch",), "publishes no builds", id="intel-mac"),
         # /proc/cpuinfo is binary garbage and uname is not recorded: the architecture is unknown.
         pytest.param("fixture:cpu-garbage", ("torch",), "unknown architecture", id="arch-unknown"),
-        # Python 3.15 wheels exist only for 2.15 (§7.2).
+        # Python 3.15 wheels exist only for 2.15 (BM-7.2).
         pytest.param(
             f"target:cuda=8.6,driver={D580},python=3.15", ("torch<2.15",), "no PyTorch release", id="py315-old"
         ),
-        # torchvision < 0.25 pins torch <= 2.9 (§7.3): no 2.12+ matches.
+        # torchvision < 0.25 pins torch <= 2.9 (BM-7.3): no 2.12+ matches.
         pytest.param("target:cuda=8.6", ("torch>=2.12", "torchvision<0.25"), "no PyTorch release", id="tv-conflict"),
     ],
 )

@@ -1,8 +1,9 @@
 """The reference side of the ranking tests: supported configs as the reference providers
 report them, and variantlib 0.2.2 (the reference implementation) ranking the raw JSON.
 
-Nothing here uses wheelfit's parser or ranking; the configs follow
-../shared/reference/wheel-variants.md §1.6-1.7, not the wheelfit providers.
+Nothing here uses wheelfit's parser or ranking; the configs follow the provider plugins themselves
+(wheelnext/nvidia-variant-provider @ ffea5d3, amd-variant-provider @ 4d985a9, intel-variant-provider
+@ 9516bd2), not the wheelfit providers.
 """
 
 from __future__ import annotations

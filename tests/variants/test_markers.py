@@ -1,4 +1,4 @@
-"""Variant markers in dependency specifiers, as PyTorch's variant wheels use them (reference §2.9)."""
+"""Variant markers in dependency specifiers (PEP 825), as PyTorch's variant wheels use them (variant-repack configs)."""
 
 from __future__ import annotations
 

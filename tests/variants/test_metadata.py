@@ -99,7 +99,7 @@ def test_pep825_example_has_no_providers() -> None:
     assert meta.variants["x86_64_v3_openblas"].namespaces == ("blas_lapack", "x86_64")
 
 
-MAKE_VARIANT_OUTPUT: dict[str, Any] = {  # variantlib 0.2.2 make-variant output recorded in the reference (§2.6)
+MAKE_VARIANT_OUTPUT: dict[str, Any] = {  # variantlib 0.2.2 make-variant output, recorded from a run
     "$schema": V020,
     "default-priorities": {"namespace": ["nvidia", "priority"]},
     "providers": {

@@ -105,7 +105,7 @@ def test_grid_exercises_every_kind_of_outcome(realdata: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "configs", "expected"),
     [
-        # The worked results the reference recorded by running variantlib with the real plugins (§3.6).
+        # Worked results recorded by running variantlib 0.0.3 (wheelnext/variantlib @ c3f54f3) with the real plugins.
         ("torch-2.9.0-variants.json", {"nvidia": nvidia((12, 8), (9, 0))}, ["cuda12.8", "cuda12.6", "null"]),
         (
             "torch-2.9.0-variants.json",

@@ -1,5 +1,5 @@
 """variantlib's whole pipeline as the oracle: ``get_variants_by_priority`` on PyTorch 2.9/2.10
-metadata converted to the v0.2.0 shape (as the reference did by hand, §3.6), with stand-in
+metadata converted to the v0.2.0 shape by hand (priority in ``providers.priority.static-properties``), with stand-in
 provider plugins that report the grid's configs through variantlib's real plugin subprocess.
 
 This also proves wheelfit reads the v0.2.0 generation (``providers.{ns}.static-properties``)

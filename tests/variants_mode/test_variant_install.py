@@ -30,7 +30,8 @@ from .variant_index import add_torch_variant_wheel, serve, write_page
 VERSION = "2.10.0"
 PY = f"cp{sys.version_info[0]}{sys.version_info[1]}"
 TAG = f"{PY}-{PY}-manylinux_2_28_x86_64"
-#: In PyTorch's style (reference wheel-variants.md §2.9): one list for every variant, the markers decide.
+#: In PyTorch's style (wheelnext/variant-repack configs/torch-2.9 deps_add_list): one list for every variant, the
+#: markers decide.
 REQUIRES = (
     "smallnum>=1.0",
     "nvidia-rt-cu12==1.0; platform_system == 'Linux' and variant_label == 'cuda12.6'",

@@ -30,7 +30,7 @@ from wheelfit.variants.ranking import rank_variants
 from ..conftest import hermetic_env
 from .variant_index import add_variant_wheel, serve, write_page
 
-#: What the 2.10.0 variant index publishes for Linux x86_64 (reference §1.8), plus cuda12.8.
+#: What the 2.10.0 variant index publishes for Linux x86_64 (wheelnext/variants-index gh-pages 291c782), plus cuda12.8.
 LINUX_LABELS = ("cuda12.6", "cuda12.8", "cuda13.0", "rocm7.0", "rocm7.1", "null")
 
 
@@ -94,7 +94,7 @@ def test_rtx_3090_gets_the_label_the_reference_ranking_prefers(
     report = load_target("cuda=8.6,driver=580.95.05,python=3.12")
     with serve(variant_root) as url:
         plan = plan_for(report, url, http, tmp_path)
-    # A 580 driver runs CUDA 13.0, so the priority namespace puts cuda13.0 first (reference §1.8).
+    # A 580 driver runs CUDA 13.0, so the priority namespace puts cuda13.0 first (priority::order in the 2.10.0 JSON).
     assert reference_order(report, realdata)[0] == "cuda13.0"
     assert (plan.mode, plan.variant, plan.torch_version) == ("variant", "cuda13.0", "2.10.0")
     assert plan.index_url == f"{url}/whl/variant"

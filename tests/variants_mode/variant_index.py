@@ -1,4 +1,5 @@
-"""A loopback wheel-variant index, laid out as ``download.pytorch.org/whl/variant/`` is (reference §2.7, §5.5).
+"""A loopback wheel-variant index, laid out as ``download.pytorch.org/whl/variant/`` is (PEP 825 ``*-variants.json``;
+pytorch/test-infra ``release/pypi/promote_wheel_variants.sh``).
 
 ``tests/support/index_server.py`` cannot serve it: it lists files through
 ``packaging.utils.parse_wheel_filename``, which rejects variant labels by design
@@ -26,7 +27,7 @@ __all__ = ["LINUX_X86_64", "TORCH_REQUIRES", "add_torch_variant_wheel", "add_var
 
 LINUX_X86_64 = "cp312-cp312-manylinux_2_28_x86_64"
 
-#: The dependency style PyTorch's variant wheels use (variant-repack ``deps_add_list``, reference §2.9):
+#: The dependency style PyTorch's variant wheels use (wheelnext/variant-repack ``configs/torch-2.9`` ``deps_add_list``):
 #: one list in every wheel of a release, the variant markers decide. Versions are illustrative.
 #: The two ``kernels-sm*`` entries are test constructs that show PEP 825's narrowing.
 TORCH_REQUIRES = (
@@ -77,7 +78,7 @@ def add_torch_variant_wheel(directory: Path, version: str, label: str, *, tag: s
         files={
             "torch/__init__.py": init_py,
             "torch/version.py": version_py,
-            # reference §2.6: the wheel's own variant.json, exactly one variant (properties left out here)
+            # PEP 825: the wheel's own variant.json holds exactly one variant (properties left out here)
             f"torch-{version}.dist-info/variant.json": json.dumps({"variants": {label: {}}}, indent=4),
         },
     )

@@ -2,8 +2,8 @@
 
 Expected values follow amd-variant-provider (``gfx_arch`` multi-value, sorted; exact
 ``rocm_version`` MAJOR.MINOR; the override variables) and intel-variant-provider
-(``device_ip`` with its compat base IP; its tests for the override), as in
-shared/reference/wheel-variants.md §1.6.
+(``device_ip`` with its compat base IP; its tests for the override): wheelnext/amd-variant-provider
+@ 4d985a9 and wheelnext/intel-variant-provider @ 9516bd2.
 """
 
 from __future__ import annotations

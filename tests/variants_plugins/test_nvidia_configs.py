@@ -1,7 +1,7 @@
 """The nvidia namespace over report-shaped data, against the reference plugin's documented output.
 
-Expected lists come from the reference (nvidia-variant-provider @ ffea5d3 and its tests;
-shared/reference/wheel-variants.md §1.7), written out here, not taken from the code.
+Expected lists come from the reference (wheelnext/nvidia-variant-provider @ ffea5d3, ``plugin.py``
+and its tests), written out here, not taken from the code.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_driver_12_8_and_sm_86_in_reference_order() -> None:
     assert got["cuda_version_lower_bound"] == (LOWER_12_8, False)
     upper, multi = got["cuda_version_upper_bound"]
     assert not multi
-    assert len(upper) == 78  # §1.7: "78 values ending at 12.9"
+    assert len(upper) == 78  # 15.20 down to 12.9
     assert upper[:3] == ["15.20", "15.19", "15.18"]
     assert upper[20:23] == ["15.0", "15", "14.20"]
     assert upper[-3:] == ["12.11", "12.10", "12.9"]
