@@ -1,7 +1,8 @@
 """All or nothing: a hard-link snapshot of the target's install directories, restored if the install fails.
 
 Why not trust the backends: pip rolls back only the distribution that failed (the ones before it stay
-installed), and uv has no multi-package rollback (style-and-security-anchors §2.5). Both replace a file by
+installed: pip ``req/__init__.py::install_given_reqs``), and uv has no multi-package rollback (astral-sh/uv
+``crates/uv-installer``). Both replace a file by
 writing a new one, never by rewriting it in place, so hard links keep the old contents intact at no copy cost.
 Files an install writes outside these directories (``.data/data`` into the prefix) are not covered.
 """

@@ -1,6 +1,6 @@
 """Reading a downloaded wheel before any installer sees it: archive safety checks and its dependencies.
 
-The checks follow style-and-security-anchors §2.7 (pip ``is_within_directory``, installer #317, uv's member-name
+The checks follow pip (``utils/unpacking.py::is_within_directory``), pypa/installer #317 and uv's member-name
 validation): a member that could land outside the install directories rejects the whole wheel, so nothing of it
 is ever installed.
 """
