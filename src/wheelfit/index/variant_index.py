@@ -72,7 +72,8 @@ def read_variant_index(
 
 
 def _fetch(client: httpx.Client, link: FileLink, retry: RetryPolicy) -> bytes:
-    """A small file, checked against the page's hash when it gives one (PEP 503/825: the link's hash fragment is optional)."""
+    """A small file, checked against the page's hash when it gives one (PEP 503/825: the hash fragment is
+    optional)."""
     response = get(client, link.url, {"Accept": "application/json, */*"}, retry)
     if response.status_code != 200:
         raise status_error(link.url, response)

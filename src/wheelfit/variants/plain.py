@@ -1,10 +1,10 @@
 """A variant wheel made plain: its name and METADATA as an installer without variant support accepts them.
 
 PyTorch's variant wheels gate their runtime dependencies on variant markers (``triton==3.5.0; ... and 'nvidia'
-in variant_namespaces``, wheelnext/variant-repack ``configs/torch-2.9`` ``deps_add_list``). uv 0.13 refuses such a wheel outright and pip 23
-crashes on it, and the installed METADATA would trip every later resolve. PEP 825 (Backwards Compatibility)
-suggests evaluating the variant markers ahead of time for such installers; wheelfit does it at install time,
-for the variant it chose and the machine it chose it for. Pure: bytes in, bytes out.
+in variant_namespaces``, wheelnext/variant-repack ``configs/torch-2.9`` ``deps_add_list``). uv 0.13 refuses such
+a wheel outright and pip 23 crashes on it, and the installed METADATA would trip every later resolve. PEP 825
+(Backwards Compatibility) suggests evaluating the variant markers ahead of time for such installers; wheelfit
+does it at install time, for the variant it chose and the machine it chose it for. Pure: bytes in, bytes out.
 """
 
 from __future__ import annotations
