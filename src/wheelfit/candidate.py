@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from .index.links import FileLink
-from .kb.matrix import DriverFloor
-from .variants.metadata import Variant, VariantsMetadata
+if TYPE_CHECKING:
+    from .index.links import FileLink
+    from .kb.matrix import DriverFloor
+    from .variants.metadata import Variant, VariantsMetadata
 
 __all__ = [
     "CERTAIN",

@@ -133,9 +133,10 @@ def plan(
     from .. import api
     from ..kb.matrix import load_knowledge
 
-    here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
     kb = load_knowledge(kb_file) if kb_file is not None else None
     with api.network(os.environ, offline=offline) as net:
+        net.prepare()  # while the machine is detected
+        here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
         result = api.plan(
             requirements or ["torch"],
             here,

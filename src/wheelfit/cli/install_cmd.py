@@ -23,9 +23,11 @@ from .app import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from ..install.backend import BackendRequest, BackendResult, Installer
     from ..install.target_env import TargetEnv
+    from ..kb.matrix import Knowledge
 
 __all__ = ["install", "verify"]
 
@@ -75,10 +77,9 @@ def install(
 ) -> None:
     """Install the PyTorch build that has kernels for this machine (or --target) into an environment."""
     from .. import api
-    from ..kb.matrix import load_knowledge
     from .progress import Downloads
 
-    kb = load_knowledge(kb_file) if kb_file is not None else None
+    kb = _knowledge(kb_file)
     with (
         Downloads(quiet=as_json) as downloads,
         api.network(os.environ, offline=offline, progress=downloads.update) as net,
@@ -108,6 +109,14 @@ def install(
         render_install(outcome)
     if outcome.verification is not None and not outcome.verification.ok:
         raise typer.Exit(1)
+
+
+def _knowledge(path: Path | None) -> Knowledge | None:
+    if path is None:
+        return None
+    from ..kb.matrix import load_knowledge
+
+    return load_knowledge(path)
 
 
 def _renderer_loading(name: str) -> str | Callable[[TargetEnv], Installer]:
@@ -154,9 +163,8 @@ def verify(
 ) -> None:
     """Import torch in an environment and check it is the build this machine (or --target) should have."""
     from .. import api
-    from ..kb.matrix import load_knowledge
 
-    kb = load_knowledge(kb_file) if kb_file is not None else None
+    kb = _knowledge(kb_file)
     with api.network(os.environ) as net:
         outcome = api.verify_environment(
             environ=os.environ,

@@ -16,7 +16,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any, Literal
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
@@ -100,26 +99,11 @@ def _decode(body: bytes, content_type: str, url: str) -> str:
 # --- HTML (PEP 503) -------------------------------------------------------------------------------------------
 
 
-class _AnchorCollector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.anchors: list[dict[str, str | None]] = []
-        self.base: str | None = None
-        self.api_version: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if tag == "a":
-            self.anchors.append(values)
-        elif tag == "base" and self.base is None and values.get("href"):
-            self.base = values["href"]
-        elif tag == "meta" and values.get("name") == "pypi:repository-version":
-            self.api_version = values.get("content") or ""
-
-
 def parse_html(text: str, url: str) -> ProjectPage:
     """A PEP 503 page: one ``<a>`` per file; the filename is the last path segment of the href."""
-    parser = _AnchorCollector()
+    from .anchors import AnchorCollector  # html.parser: only when a page is read
+
+    parser = AnchorCollector()
     parser.feed(text)
     leftover = parser.rawdata.strip()  # html.parser keeps an unfinished tag here
     parser.close()
