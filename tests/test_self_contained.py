@@ -31,13 +31,8 @@ OUTSIDE = re.compile(
     )
 )
 
-#: Files that still mention it, allowed only while they are being rewritten elsewhere. This set must shrink to
-#: empty: remove a file as soon as it is fixed (the test fails while a listed file no longer needs the exception).
-ALLOWED: frozenset[str] = frozenset(
-    {
-        "README.md",
-    }
-)
+#: Files allowed to mention it: none (the test fails while a listed file no longer needs the exception).
+ALLOWED: frozenset[str] = frozenset()
 
 
 def tracked_files() -> list[str]:
