@@ -183,3 +183,15 @@ def test_a_re_run_that_changes_nothing_touches_no_file_and_says_so(
     more = run_wheelfit([*args, "torchvision"], env)
     assert more.returncode == 0, more.stderr
     assert installed(python, env)["torchvision"] == "0.29.1+cu126"
+
+
+def test_install_keeps_the_notes_of_the_override_variables(index: Index, env: dict[str, str], tmp_path: Path) -> None:
+    """The one machine function serves install as it serves plan: the overrides used are said."""
+    python = make_venv(tmp_path / "venv")
+    args = ["install", "torch", "--target", "os=linux", "--python", str(python), "--dry-run", "--json"]
+    args += ["--pytorch-index", index.pytorch, "--index-url", index.default]
+    done = run_wheelfit(args, {**env, "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "6.1"})
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)["plan"]
+    assert (plan["torch_version"], plan["variant"]) == ("2.14.1", "cu126")
+    assert "NV_VARIANT_PROVIDER_FORCE_SM_ARCH=6.1 overrides detection" in plan["warnings"]

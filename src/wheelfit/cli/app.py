@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import __version__
 from ..errors import WheelfitError
 
-__all__ = ["app", "error_status", "run"]
+if TYPE_CHECKING:
+    from ..kb.matrix import Knowledge
+
+__all__ = ["app", "error_status", "knowledge", "print_json", "run"]
 
 app = typer.Typer(
     name="wheelfit",
@@ -131,9 +134,8 @@ def plan(
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
     from .. import api
-    from ..kb.matrix import load_knowledge
 
-    kb = load_knowledge(kb_file) if kb_file is not None else None
+    kb = knowledge(kb_file)
     with api.network(os.environ, offline=offline) as net:
         net.prepare()  # while the machine is detected
         here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
@@ -148,13 +150,27 @@ def plan(
             allow_cpu=allow_cpu,
         )
     if as_json:
-        import json
-
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        print_json(result.to_dict())
         return
     from .render import render_plan
 
     render_plan(result)
+
+
+def knowledge(path: Path | None) -> Knowledge | None:
+    """``--kb FILE``: that knowledge base; ``None`` for the built-in one."""
+    if path is None:
+        return None
+    from ..kb.matrix import load_knowledge
+
+    return load_knowledge(path)
+
+
+def print_json(data: object) -> None:
+    """A result for machines: indented JSON and a newline on stdout."""
+    import json
+
+    sys.stdout.write(json.dumps(data, indent=2) + "\n")
 
 
 def error_status(exc: Exception) -> int:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -19,15 +17,15 @@ from .app import (
     TimeoutOpt,
     VariantIndexOpt,
     app,
+    knowledge,
+    print_json,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from ..install.backend import BackendRequest, BackendResult, Installer
     from ..install.target_env import TargetEnv
-    from ..kb.matrix import Knowledge
 
 __all__ = ["install", "verify"]
 
@@ -79,7 +77,7 @@ def install(
     from .. import api
     from .progress import Downloads
 
-    kb = _knowledge(kb_file)
+    kb = knowledge(kb_file)
     with (
         Downloads(quiet=as_json) as downloads,
         api.network(os.environ, offline=offline, progress=downloads.update) as net,
@@ -102,21 +100,13 @@ def install(
             verify_after=not no_verify,
         )
     if as_json:
-        sys.stdout.write(json.dumps(outcome.to_dict(), indent=2) + "\n")
+        print_json(outcome.to_dict())
     else:
         from .render import render_install
 
         render_install(outcome)
     if outcome.verification is not None and not outcome.verification.ok:
         raise typer.Exit(1)
-
-
-def _knowledge(path: Path | None) -> Knowledge | None:
-    if path is None:
-        return None
-    from ..kb.matrix import load_knowledge
-
-    return load_knowledge(path)
 
 
 def _renderer_loading(name: str) -> str | Callable[[TargetEnv], Installer]:
@@ -164,7 +154,7 @@ def verify(
     """Import torch in an environment and check it is the build this machine (or --target) should have."""
     from .. import api
 
-    kb = _knowledge(kb_file)
+    kb = knowledge(kb_file)
     with api.network(os.environ) as net:
         outcome = api.verify_environment(
             environ=os.environ,
@@ -178,7 +168,7 @@ def verify(
             variant_index=variant_index,
         )
     if as_json:
-        sys.stdout.write(json.dumps(outcome.to_dict(), indent=2) + "\n")
+        print_json(outcome.to_dict())
     else:
         from .render import render_verify
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from typing import Annotated
 
 import typer
 
-from .app import SysrootOpt, TimeoutOpt, app
+from .app import SysrootOpt, TimeoutOpt, app, print_json
 
 __all__ = ["variants_app"]
 
@@ -53,7 +51,7 @@ def rank(
     notes = here.notes
     ranking = api.rank(metadata, here, environ=os.environ, enable_optional=enable_optional or ())
     if as_json:
-        sys.stdout.write(json.dumps(ranking.to_dict(), indent=2) + "\n")
+        print_json(ranking.to_dict())
         return
     from rich.console import Console
     from rich.table import Table
