@@ -223,6 +223,7 @@ def plan(
     pytorch_index: str | None = None,
     variant_index: str | None = None,
     allow_cpu: bool = False,
+    pre: bool = False,
 ) -> Plan:
     """The build for ``target``: the candidates the PyTorch index has (``network=None``: the knowledge base's
     alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch."""
@@ -232,7 +233,7 @@ def plan(
     from .resolve import Machine, Request, resolve
 
     base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
-    request = Request.parse(requirements or ["torch"], allow_cpu=allow_cpu, index_base=base)
+    request = Request.parse(requirements or ["torch"], allow_cpu=allow_cpu, index_base=base, pre=pre)
     knowledge = kb if kb is not None else load_knowledge()
     notes = list(target.notes)
     if variant_index:
@@ -241,7 +242,7 @@ def plan(
             return replace(chosen, warnings=(*notes, *chosen.warnings))
         notes += why
     found = Machine.from_report(target.report)
-    candidates = gather_candidates(knowledge, found, network.index if network is not None else None, base)
+    candidates = gather_candidates(knowledge, found, network.index if network is not None else None, base, pre=pre)
     result = resolve(found, candidates, request)
     return replace(result, warnings=(*notes, *result.warnings)) if notes else result
 
@@ -402,6 +403,7 @@ def install_requirements(
     index_url: str | None = None,
     dry_run: bool = False,
     allow_cpu: bool = False,
+    pre: bool = False,
     verify_after: bool = True,
 ) -> InstallOutcome:
     """``wheelfit install``: plan for the machine (or ``target``), install into ``python``'s environment, verify.
@@ -426,7 +428,7 @@ def install_requirements(
     env = pending.result()
     chosen = plan(
         family or ["torch"], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
-        variant_index=variant_index, allow_cpu=allow_cpu,
+        variant_index=variant_index, allow_cpu=allow_cpu, pre=pre,
     )  # fmt: skip
     runner = backend(installer, env) if isinstance(installer, str) else installer(env)
     result = install(

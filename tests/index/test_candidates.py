@@ -1,9 +1,9 @@
 """The index says what exists, the knowledge base what it holds: plans over a loopback mirror of the PyTorch
 index that lacks builds the knowledge base lists, and has a release the knowledge base does not know.
 
-The knowledge base (``src/wheelfit/kb/data/pytorch.json``) says: torch 2.15.0 and 2.14.1 publish rocm7.2 and
-rocm7.14 builds that list gfx1103 (confidence U), 2.13.0's rocm7.1/7.2 list it too (S); cu130 has sm_75-sm_120
-SASS in 2.15; it knows no release after 2.15.
+The knowledge base (``src/wheelfit/kb/data/pytorch.json``) says: torch 2.15.0 publishes rocm7.14 (and, likely,
+rocm10.0), 2.14.1 rocm7.2 and rocm7.14, builds that list gfx1103 (confidence U); 2.13.0's rocm7.1/7.2 list it
+too (S); cu130 has sm_75-sm_120 SASS in 2.15; it knows no release after 2.15 (2.16 is a nightly line).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from tests.conftest import hermetic_env
 from tests.install.conftest import Index, import_torch, installed, make_venv
@@ -33,16 +34,17 @@ RTX_3090 = "cuda=8.6,driver=580.95.05,python=3.12"
 
 @pytest.fixture(scope="module")
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
-    """A mirror with 2.14.1+rocm7.2 but no rocm7.14 at all and no 2.15.0 ROCm build; cu130 up to 2.16.0, a
-    release newer than the knowledge base, with its torchvision; cpu 2.15.0."""
+    """A mirror with 2.14.1+rocm7.2 but no rocm7.14 at all and no 2.15.0 ROCm build; cu130 up to 2.17.0, a
+    release newer than the knowledge base, with its torchvision, and 2.16.0 (the knowledge base's nightly line,
+    released); cpu 2.15.0."""
     root = tmp_path_factory.mktemp("mirror")
     index = Index(root, "")
     index.put("pytorch/rocm7.2", partial(make_torch_like, version="2.14.1", variant="rocm7.2"))
     index.put("pytorch/rocm7.2", partial(make_torch_like, version="2.13.0", variant="rocm7.2"))
-    for version in ("2.15.0", "2.16.0"):
+    for version in ("2.15.0", "2.16.0", "2.17.0"):
         index.put("pytorch/cu130", partial(make_torch_like, version=version, variant="cu130"))
     index.put(
-        "pytorch/cu130", partial(make_wheel, name="torchvision", version="0.30.0+cu130", requires=["torch==2.16.0"])
+        "pytorch/cu130", partial(make_wheel, name="torchvision", version="0.31.0+cu130", requires=["torch==2.17.0"])
     )
     index.put("pytorch/cpu", partial(make_torch_like, version="2.15.0", variant="cpu"))
     index.put("default/simple", partial(make_wheel, name="smallnum", version="1.0"))
@@ -74,7 +76,7 @@ def test_a_build_the_mirror_lacks_is_skipped_for_the_newest_one_it_has(
     assert p.packages[0].url == f"{mirror.pytorch}/rocm7.2/torch/torch-2.14.1+rocm7.2-py3-none-any.whl"
     absent = {(r.version, r.variant): r.reason for r in p.rejected if r.judge == "absent"}
     assert absent[("2.15.0", "rocm7.14")] == f"rocm7.14: not on the index ({mirror.pytorch}/rocm7.14)"
-    assert ("2.15.0", "rocm7.2") in absent and ("2.14.1", "rocm7.14") in absent
+    assert ("2.14.1", "rocm7.14") in absent
     # The pick rests on a knowledge-base fact marked U: the plan says which, with its source.
     torch = p.packages[0]
     assert torch.confidence == "U"
@@ -87,26 +89,30 @@ def test_a_build_the_mirror_lacks_is_skipped_for_the_newest_one_it_has(
 
 def test_a_release_newer_than_the_knowledge_base_is_inferred(mirror: Index, http: httpx.Client, tmp_path: Path) -> None:
     p = plan(mirror, http, tmp_path, RTX_3090, "torch", "torchvision")
-    assert (p.torch_version, p.variant) == ("2.16.0", "cu130")
+    assert (p.torch_version, p.variant) == ("2.17.0", "cu130")
     torch, vision = p.packages
     assert torch.confidence == "inferred"
-    assert "inferred from the same build of torch 2.15" in torch.uncertain[-1].source
-    assert any("newer than the knowledge base (2.5-2.15)" in w and "inferred" in w for w in p.warnings)
+    assert "inferred from the same build of torch 2.16" in torch.uncertain[-1].source  # the nightly line's
+    assert any("newer than the knowledge base (2.5-2.15, nightly 2.16)" in w and "inferred" in w for w in p.warnings)
     # No pin is known for its torchvision: the index's newest that fits torch is taken at install time.
     assert (vision.requirement, vision.confidence) == ("torchvision", "inferred")
     # And a pin past the knowledge base is planned from the index, not refused as a hardware problem.
-    pinned = plan(mirror, http, tmp_path, RTX_3090, "torch>=2.16")
+    pinned = plan(mirror, http, tmp_path, RTX_3090, "torch>=2.16,<2.17")
     assert pinned.torch_version == "2.16.0"
+    # A release the knowledge base knows as a nightly line takes that line's facts, with their confidence.
+    (kernels,) = [f for f in pinned.packages[0].uncertain if f.what.startswith("the kernels")]
+    assert kernels.confidence == "U" and kernels.source.startswith("the knowledge base's torch 2.16 nightly cu130")
 
 
 def test_missing_knowledge_is_said_to_be_missing_knowledge(mirror: Index, http: httpx.Client, tmp_path: Path) -> None:
     with pytest.raises(ResolveError) as offline:
         api.plan(["torch==2.15.1"], api.Target(load_target(RTX_3090)), environ={}, network=None)
     message = str(offline.value)
-    assert "knowledge base covers torch 2.5-2.15 (updated " in message and "the PyTorch index was not read" in message
+    assert "knowledge base covers torch 2.5-2.15, nightly 2.16 (updated " in message
+    assert "the PyTorch index was not read" in message
     assert "--kb FILE" in message
-    with pytest.raises(ResolveError, match=r"knowledge base covers torch 2\.5-2\.15 .* does not have it either"):
-        plan(mirror, http, tmp_path, RTX_3090, "torch==2.17.0")
+    with pytest.raises(ResolveError, match=r"knowledge base covers torch 2\.5-2\.15.* does not have it either"):
+        plan(mirror, http, tmp_path, RTX_3090, "torch==2.18.0")
 
 
 def test_offline_plans_from_the_cached_pages(mirror: Index, http: httpx.Client, tmp_path: Path) -> None:
@@ -155,3 +161,34 @@ def test_install_takes_the_newest_build_the_mirror_has(mirror: Index, tmp_path: 
     out = json.loads(done.stdout)
     assert out["plan"]["packages"][0]["confidence"] == "U"
     assert out["verify"]["ok"] is True
+
+
+@pytest.fixture(scope="module")
+def nightly(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
+    """torch 2.15.0+cu130 released, and a 2.16 nightly on ``<base>/nightly/cu130``."""
+    root = tmp_path_factory.mktemp("nightly")
+    index = Index(root, "")
+    index.put("pytorch/cu130", partial(make_torch_like, version="2.15.0", variant="cu130"))
+    index.put("pytorch/nightly/cu130", partial(make_torch_like, version="2.16.0.dev20261006", variant="cu130"))
+    index.put("pytorch/cpu", partial(make_torch_like, version="2.15.0", variant="cpu"))
+    with serve(root) as url:
+        yield Index(root, url)
+
+
+def test_nightly_builds_only_with_pre(nightly: Index, http: httpx.Client, tmp_path: Path) -> None:
+    """The knowledge base's 2.16 nightly line (cu130, cu134, rocm10.0) is planned only when pre-releases are asked
+    for, from the nightly index, with the line's facts (U)."""
+    target = api.Target(load_target(RTX_3090))
+    net = api.Network(http, Cache(tmp_path / "cache"))
+    released = api.plan(["torch"], target, environ={}, network=net, pytorch_index=nightly.pytorch)
+    assert (released.torch_version, released.variant) == ("2.15.0", "cu130")
+    pre = api.plan(["torch", "torchvision"], target, environ={}, network=net, pytorch_index=nightly.pytorch, pre=True)
+    assert (pre.torch_version, pre.variant) == ("2.16.0.dev20261006", "cu130")
+    assert pre.index_url == f"{nightly.pytorch}/nightly/cu130"
+    torch, vision = pre.packages
+    assert torch.requirement == "torch==2.16.0.dev20261006+cu130" and torch.confidence == "U"
+    assert vision.requirement == f"torchvision{SpecifierSet('>=0.30.0.dev0,<0.31')}"  # the nightly line's pairing
+    # Without an index there is nothing to pin: the plan says so.
+    offline = api.plan(["torch"], target, environ={}, network=None, pre=True)
+    assert offline.torch_version == "2.15.0"
+    assert any("nightly builds are planned only from the index" in w for w in offline.warnings)

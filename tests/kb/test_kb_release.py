@@ -53,11 +53,8 @@ KNOWN_2_13: dict[tuple[str, str, str], tuple[list[str], list[str]]] = {
     ("linux_x86_64", "cu132", "ptx"): ([], ["120"]),
     ("linux_aarch64", "cu130", "ptx"): ([], ["120"]),
     ("linux_aarch64", "cu132", "ptx"): ([], ["120"]),
-    # CPython 3.15. test-infra release/2.13 adds PREVIEW_PYTHON_ARCHES_DICT ("3.15", "3.15t", torch only) on Linux
-    # x86_64 and aarch64 only ("Windows/macOS, which do not have wheels for these versions yet"); pytorch.json lists
-    # cp315/cp315t for the whole release (TI-8263), so for Windows and macOS too. Primary: the matrix.
-    ("windows_amd64", "-", "python_tags"): (LINUX_TAGS, BASE_TAGS),
-    ("macos_arm64", "-", "python_tags"): (LINUX_TAGS, BASE_TAGS),
+    # (CPython 3.15: test-infra release/2.13 adds 3.15/3.15t on Linux x86_64 and aarch64 only; pytorch.json now
+    # says so too, per platform, so it is no longer a difference.)
 }
 
 

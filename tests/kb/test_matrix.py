@@ -129,14 +129,23 @@ def test_cu126_from_2_6_to_2_14_and_gone_in_2_15(kb: Knowledge) -> None:
     assert must(kb, "2.14", "linux_x86_64", "cu126").sass[:2] == ("50", "60")
 
 
-def test_cu128_and_cu129_gone_from_2_12(kb: Knowledge) -> None:
+def labels_in(kb: Knowledge, series: str, platform: str, version: str) -> set[str]:
+    builds = rel(kb, series).platform(platform)
+    assert builds is not None
+    return {v.label for v in builds.variants_for(Version(version))}
+
+
+def test_cu128_and_cu129_gone_from_2_12_0_and_cu129_back_for_2_12_1(kb: Knowledge) -> None:
     for platform in PLATFORMS:
         assert var(kb, "2.12", platform, "cu128") is None
-        assert var(kb, "2.12", platform, "cu129") is None
+        assert "cu129" not in labels_in(kb, "2.12", platform, "2.12.0")
+    # test-infra release/2.12 (#8164): cu129 re-added for 2.12.1, Linux only.
+    for platform in ("linux_x86_64", "linux_aarch64"):
+        assert "cu129" in labels_in(kb, "2.12", platform, "2.12.1")
+    assert "cu129" not in labels_in(kb, "2.12", "windows_amd64", "2.12.1")
     for series, _, v in all_variants(kb):
         if Version(series) >= Version("2.12") and v.label in ("cu128", "cu129"):
-            # only 2.13's revived, unadvertised and unverified cu129 remains
-            assert (series, v.label, v.advertised, v.confidence) == ("2.13", "cu129", False, "U")
+            assert (series, v.label, v.advertised) in {("2.12", "cu129", False), ("2.13", "cu129", False)}
 
 
 def test_windows_cu126_adds_sm_61(kb: Knowledge) -> None:
@@ -158,28 +167,89 @@ def test_aarch64_lists(kb: Knowledge) -> None:
     assert [v.label for v in rel(kb, "2.6").platforms["linux_aarch64"].of_kind("cuda")] == []
 
 
-def test_release_wheels_carry_no_ptx_unless_measured(kb: Knowledge) -> None:
-    assert all(v.ptx == () for _, _, v in all_variants(kb))
+def test_ptx_only_where_a_source_states_it(kb: Knowledge) -> None:
+    """Release wheels carry no PTX unless measured or stated: the 2.7 build list (12.0+PTX, stripped only from 2.8),
+    PyTorch's variants.json (120_virtual for 2.8 cu129, 2.9/2.10 cu130), Windows cu118 (3.7+PTX)."""
+    with_ptx = {(series, platform, v.label, v.ptx) for series, platform, v in all_variants(kb) if v.ptx}
+    assert with_ptx == {
+        ("2.7", "linux_x86_64", "cu128", ("120",)),
+        ("2.8", "linux_x86_64", "cu129", ("120",)),
+        ("2.9", "linux_x86_64", "cu130", ("120",)),
+        ("2.10", "linux_x86_64", "cu130", ("120",)),
+        ("2.8", "windows_amd64", "cu129", ("120",)),
+        ("2.5", "windows_amd64", "cu118", ("37",)),
+        ("2.6", "windows_amd64", "cu118", ("37",)),
+        ("2.7", "windows_amd64", "cu118", ("37",)),
+    }
+    assert must(kb, "2.11", "linux_x86_64", "cu130").ptx == ()  # the release-only strip (#175567)
 
 
 def test_built_but_not_advertised_variants_are_flagged(kb: Knowledge) -> None:
     cu129 = must(kb, "2.10", "linux_x86_64", "cu129")
     assert cu129.advertised is False and cu129.confidence == "U"
-    cu134 = must(kb, "2.14", "linux_x86_64", "cu134")
-    assert cu134.advertised is False and cu134.confidence == "U"
-    assert var(kb, "2.14", "windows_amd64", "cu134") is None  # CUDA_ARCHES_NO_WINDOWS
+    # test-infra release/2.14, PR #8601: CUDA 13.4 did not ship in 2.14.
+    assert all(var(kb, "2.14", platform, "cu134") is None for platform in PLATFORMS)
     # BM-12: PR #172598 excluded Volta from 12.9 builds as well in 2.11
     assert "70" not in must(kb, "2.11", "linux_x86_64", "cu129").sass
+    # cu129 for aarch64 was built for 2.9-2.11 (test-infra #7364) and is in 2.13's test channel (#8215).
+    for series in ("2.9", "2.10", "2.11", "2.13"):
+        aarch = must(kb, series, "linux_aarch64", "cu129")
+        assert (aarch.sass, aarch.advertised) == (("80", "90", "100", "120"), False)
+
+
+def test_windows_cu129_by_patch_release(kb: Knowledge) -> None:
+    """2.8 has Windows cu129; 2.9.0 has it, 2.9.1 (through 2.11) not: a variant set that differs by patch."""
+    assert must(kb, "2.8", "windows_amd64", "cu129").sass == ("75", "80", "86", "90", "100", "120")
+    assert "cu129" in labels_in(kb, "2.9", "windows_amd64", "2.9.0")
+    assert "cu129" not in labels_in(kb, "2.9", "windows_amd64", "2.9.1")
+    assert var(kb, "2.10", "windows_amd64", "cu129") is None
+
+
+def test_older_windows_lists_have_sm_61(kb: Knowledge) -> None:
+    """.ci/pytorch/windows/cuda118.bat, cuda121.bat, cuda124.bat list 6.1, unlike Linux."""
+    for series in ("2.5", "2.6", "2.7"):
+        assert "61" in must(kb, series, "windows_amd64", "cu118").sass
+    assert "61" in must(kb, "2.5", "windows_amd64", "cu121").sass
+    for series in ("2.5", "2.6"):
+        assert "61" in must(kb, series, "windows_amd64", "cu124").sass
 
 
 def test_2_15_only_the_pypi_build_is_verified(kb: Knowledge) -> None:
     linux = rel(kb, "2.15").platforms["linux_x86_64"]
-    assert set(linux.variants) == {"cu130", "cu132", "cu134", "rocm7.2", "rocm7.14", "xpu", "cpu"}
+    # test-infra #8670: the nightly moved to rocm7.14 + rocm10.0 before 2.15 branched; rocm10.0 is likely, not
+    # advertised, so that the index decides.
+    assert set(linux.variants) == {"cu130", "cu132", "cu134", "rocm7.14", "rocm10.0", "xpu", "cpu"}
+    assert linux.variants["rocm10.0"].advertised is False
     assert linux.variants["cu132"].confidence == "M"
-    for label in ("cu130", "cu134", "rocm7.2", "rocm7.14", "xpu"):
+    for label in ("cu130", "cu134", "rocm7.14", "rocm10.0", "xpu"):
         assert linux.variants[label].confidence == "U"
         assert linux.variants[label].note
     assert rel(kb, "2.15").requires_python.contains("3.11") and not rel(kb, "2.15").requires_python.contains("3.10")
+
+
+def test_aarch64_cu128_of_2_7(kb: Knowledge) -> None:
+    """pytorch#146378 and aarch64_ci_build.sh at v2.7.0: 12.8 -> 9.0;10.0;12.0."""
+    v = must(kb, "2.7", "linux_aarch64", "cu128")
+    assert (v.sass, v.confidence) == (("90", "100", "120"), "P")
+
+
+def test_mps_floors_and_macos_wheels(kb: Knowledge) -> None:
+    """MPS needs macOS 13 in 2.5-2.8 (#139425, #141182; 2.8 uncertain: #173149 says 14), 14 from 2.9 (#162921);
+    the wheels are macosx_14_0 from 2.12 (#177303)."""
+    mac = {r.name: r.platforms["macos_arm64"] for r in kb.releases_newest_first() if "macos_arm64" in r.platforms}
+    assert {s for s, b in mac.items() if b.mps_min_macos == Version("13.0")} == {"2.5", "2.6", "2.7", "2.8"}
+    assert mac["2.8"].confidence == "U"
+    for series in ("2.12", "2.13", "2.14", "2.15"):
+        assert (mac[series].platform_tag, mac[series].min_macos) == ("macosx_14_0_arm64", Version("14.0"))
+
+
+def test_cp315_of_2_13(kb: Knowledge) -> None:
+    """test-infra release/2.13 (#8263): cp315/cp315t built for Linux only, on the PyTorch index only."""
+    release = rel(kb, "2.13")
+    for platform in ("linux_x86_64", "linux_aarch64"):
+        assert {"cp315", "cp315t"} <= set(release.python_tags_for(release.latest, platform))
+    for platform in ("windows_amd64", "macos_arm64"):
+        assert "cp315" not in release.python_tags_for(release.latest, platform)
 
 
 # --------------------------------------------------------------------------- ROCm, XPU, macOS (BM-4.1, BM-5.2, BM-7.x)

@@ -296,10 +296,10 @@ CASES = [
         "2.9.1",
         "rocm6.3",
     ),
-    # Fixtures: the host ROCm picks the closest build not newer than it;
-    # every 2.15 build is newer than 6.4 -> the closest one, warned.
+    # Fixtures: the host ROCm picks the closest build not newer than it; every 2.15 build is newer than 6.4 -> the
+    # closest one, warned. 2.15 publishes rocm7.14 and (likely, not advertised) rocm10.0, no rocm7.2 (TI-8670).
     case(
-        "fixture-8x-mi300x", "fixture:amd-8x-mi300x", T, "2.15.0", "rocm7.2", warns=("newer than the installed ROCm",)
+        "fixture-8x-mi300x", "fixture:amd-8x-mi300x", T, "2.15.0", "rocm7.14", warns=("newer than the installed ROCm",)
     ),
     case(
         "fixture-8x-mi300x-2.9",
@@ -309,25 +309,26 @@ CASES = [
         "rocm6.4",
         not_warns=("newer than",),
     ),
-    case("fixture-mi300x-container", "fixture:amd-container-partial", T, "2.15.0", "rocm7.2"),
-    case("fixture-mi355x", "fixture:amd-mi355x", T, "2.15.0", "rocm7.2"),
-    case("fixture-strix-halo", "fixture:amd-strix-halo", T, "2.15.0", "rocm7.2", not_warns=("newer than",)),
+    case("fixture-mi300x-container", "fixture:amd-container-partial", T, "2.15.0", "rocm7.14"),
+    case("fixture-mi355x", "fixture:amd-mi355x", T, "2.15.0", "rocm7.14"),
+    # ROCm 7.2 installed: 2.15 no longer has a rocm7.2 build (TI-8670), rocm7.14 is the closest, warned.
+    case("fixture-strix-halo", "fixture:amd-strix-halo", T, "2.15.0", "rocm7.14", warns=("newer than",)),
     case(
         "fixture-780m-gfx1103-native",
         "fixture:amd-radeon-780m",
         T,
         "2.15.0",
-        ("rocm7.2", "rocm7.14"),
+        "rocm7.14",
         plan_env={"HSA_OVERRIDE_GFX_VERSION": None},
     ),
-    case("fixture-rx7600-no-rocm", "fixture:amd-hsa-override-invalid", T, "2.15.0", ("rocm7.2", "rocm7.14")),
-    case("fixture-rx7900-kfd-unreadable", "fixture:amd-kfd-unreadable", T, "2.15.0", ("rocm7.2", "rocm7.14")),
+    case("fixture-rx7600-no-rocm", "fixture:amd-hsa-override-invalid", T, "2.15.0", "rocm7.14"),
+    case("fixture-rx7900-kfd-unreadable", "fixture:amd-kfd-unreadable", T, "2.15.0", "rocm7.14"),
     case(
         "fixture-rx7900xtx-igpu-set-aside",
         "fixture:amd-rx7900xtx",
         T,
         "2.15.0",
-        "rocm7.2",
+        "rocm7.14",
         warns=("not used by this build", "Raphael"),
     ),
     # gfx941 is in no build and has no known override.
@@ -340,7 +341,7 @@ CASES = [
         "fixture:amd-hsa-override",
         T,
         "2.15.0",
-        "rocm7.2",
+        "rocm7.14",
         plan_env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
     ),
     # ---- Intel (BM-5.2 AOT targets; PCI ids from Linux pciids.h) ----------------------------------
@@ -372,34 +373,43 @@ CASES = [
         "xpu",
         warns=("JIT",),
     ),
-    # ---- Apple (macOS arm64; MPS floors per the knowledge brief: 14 from 2.9, 12.3 up to 2.8) -----
+    # ---- PTX (the audit's corrections): a GPU of a newer major than any SASS runs only through PTX -------------
+    # compute_120 PTX is in 2.7 cu128 (build list 12.0+PTX, stripped only from 2.8: PT-157516) and, per PyTorch's
+    # variants.json (VJ), in 2.8 cu129 and 2.9/2.10 cu130; the release-only strip for CUDA 13.0 starts at 2.11
+    # (#175567). A compute-capability-13.0 GPU therefore gets 2.10.0+cu130, not a CPU build.
+    case("ptx-next-major", t("cuda=13.0"), T, "2.10.0", "cu130", says=("has no build with kernels for sm_130",)),
+    case("ptx-next-major-2.7", t("cuda=13.0"), ("torch==2.7.*",), "2.7.1", "cu128", says=("compute_120",)),
+    # ---- Apple (macOS arm64; MPS floors MPS-13/MPS-14: 13.0 for 2.5-2.8, 14.0 from 2.9; macosx_14_0 wheels from
+    # 2.12, MAC-14) ----------------------------------------------------------------------------------------------
     case("fixture-m4-max-macos15", "fixture:apple-m4-max", T, "2.15.0", "cpu", says=("MPS needs macOS >= 14",)),
     case(
         "fixture-m1-monterey-macos12.6",
         "fixture:apple-m1-monterey",
         T,
-        "2.8.0",
+        # MPS needs macOS 13 in every release (MPS-13): the CPU build of the newest release whose wheels install
+        # on 12.6 (2.12+ are macosx_14_0, MAC-14).
+        "2.11.0",
         "cpu",
-        says=("newest release with MPS on macOS 12.6",),
+        warns=("has MPS on macOS 12.6",),
     ),
     case("macos14-target", t("os=macos"), T, "2.15.0", "cpu"),
     case("macos13-target", t("os=macos"), T, "2.8.0", "cpu", platform={"release": "13.6"}),
-    # 2.14/2.15 wheels are macosx_14_0 (BM-7.1): on macOS 13 --allow-cpu cannot install them.
+    # 2.12+ wheels are macosx_14_0 (MAC-14): on macOS 13 --allow-cpu cannot install them.
     case(
         "macos13-allow-cpu",
         t("os=macos"),
         T,
-        "2.13",
+        "2.11",
         "cpu",
         allow_cpu=True,
         platform={"release": "13.6"},
     ),
-    # macOS 12.0 < 12.3: no MPS anywhere; the newest wheel that installs is not 2.14/2.15 (macosx_14_0).
+    # macOS 12.0 < 13.0: no MPS anywhere; the newest wheel that installs is not 2.12+ (macosx_14_0).
     case(
         "macos12.0-no-mps",
         t("os=macos"),
         T,
-        "2.13",
+        "2.11",
         "cpu",
         platform={"release": "12.0"},
         warns=("MPS",),
@@ -408,7 +418,8 @@ CASES = [
     case("py3.9-newest-is-2.8", t("cuda=8.6,python=3.9"), T, "2.8.0", "cu129", says=("no wheels for Python 3.9",)),
     case("py3.9-gtx1080", t("cuda=6.1,python=3.9"), T, "2.8.0", "cu126"),
     case("py3.15-only-2.15", t("cuda=8.6,python=3.15"), T, "2.15.0", "cu130"),
-    case("py3.15-gtx1080-cpu", t("cuda=6.1,python=3.15"), T, "2.15.0", "cpu", warns=(TO_CPU,)),
+    # 2.13 has cp315 on the PyTorch index (TI-8263), and cu126 with sm_60 SASS: a GPU build, no longer the CPU one.
+    case("py3.15-gtx1080", t("cuda=6.1,python=3.15"), T, "2.13.0", "cu126", says=("no wheels for Python 3.15",)),
     # 2.7+ x86_64 wheels are manylinux_2_28; 2.6 is manylinux1 (glibc 2.17 is enough).
     case(
         "glibc-2.17", t("cuda=8.6"), T, "2.6.0", "cu126", platform={"libc": "glibc 2.17"}, says=("needs glibc >= 2.28",)

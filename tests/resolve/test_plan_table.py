@@ -109,9 +109,9 @@ def test_plan(c: Case, tmp_path_factory: pytest.TempPathFactory) -> None:
         pytest.param("fixture:apple-intel-mojave-skylake", ("torch",), "publishes no builds", id="intel-mac"),
         # /proc/cpuinfo is binary garbage and uname is not recorded: the architecture is unknown.
         pytest.param("fixture:cpu-garbage", ("torch",), "unknown architecture", id="arch-unknown"),
-        # Python 3.15 wheels exist only for 2.15 (BM-7.2).
+        # Python 3.15 wheels exist only for 2.15 (BM-7.2) and 2.13 (on the PyTorch index, TI-8263).
         pytest.param(
-            f"target:cuda=8.6,driver={D580},python=3.15", ("torch<2.15",), "no PyTorch release", id="py315-old"
+            f"target:cuda=8.6,driver={D580},python=3.15", ("torch<2.13",), "no PyTorch release", id="py315-old"
         ),
         # torchvision < 0.25 pins torch <= 2.9 (BM-7.3): no 2.12+ matches.
         pytest.param("target:cuda=8.6", ("torch>=2.12", "torchvision<0.25"), "no PyTorch release", id="tv-conflict"),

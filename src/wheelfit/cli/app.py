@@ -77,6 +77,10 @@ AllowCpuOpt = Annotated[
     bool, typer.Option("--allow-cpu", help="Prefer the newest release's CPU build to an older GPU build.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+PreOpt = Annotated[
+    bool,
+    typer.Option("--pre", help="Consider pre-releases: the nightly builds (read from <pytorch-index>/nightly)."),
+]
 
 
 def _version(value: bool) -> None:
@@ -131,6 +135,7 @@ def plan(
     ] = False,
     pytorch_index: PytorchIndexOpt = None,
     variant_index: VariantIndexOpt = None,
+    pre: PreOpt = False,
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
     from .. import api
@@ -148,6 +153,7 @@ def plan(
             pytorch_index=pytorch_index,
             variant_index=variant_index,
             allow_cpu=allow_cpu,
+            pre=pre,
         )
     if as_json:
         print_json(result.to_dict())

@@ -11,6 +11,7 @@ from .app import (
     AllowCpuOpt,
     JsonOpt,
     KbOpt,
+    PreOpt,
     PytorchIndexOpt,
     SysrootOpt,
     TargetOpt,
@@ -68,6 +69,7 @@ def install(
     ] = False,
     as_json: JsonOpt = False,
     allow_cpu: AllowCpuOpt = False,
+    pre: PreOpt = False,
     offline: Annotated[bool, typer.Option("--offline", help="Use only what is already in the caches.")] = False,
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Skip importing torch afterwards (`wheelfit verify` does it later).")
@@ -97,6 +99,7 @@ def install(
             index_url=index_url,
             dry_run=dry_run,
             allow_cpu=allow_cpu,
+            pre=pre,
             verify_after=not no_verify,
         )
     if as_json:

@@ -52,16 +52,27 @@ def labels_to_read(candidates: Sequence[Candidate], machine: Machine) -> list[st
 
 
 def gather_candidates(
-    kb: Knowledge, machine: Machine, index: IndexClient | None, base: str, *, project: str = "torch"
+    kb: Knowledge,
+    machine: Machine,
+    index: IndexClient | None,
+    base: str,
+    *,
+    project: str = "torch",
+    pre: bool = False,
 ) -> CandidateSet:
     """The candidates for ``machine``: the knowledge base's builds checked against the index at ``base``
-    (``<base>/<label>/<project>/``), plus the index's builds that are newer than the knowledge base.
+    (``<base>/<label>/<project>/``), plus the index's builds that are newer than the knowledge base; with ``pre``
+    also the nightly builds of the knowledge base's nightly lines (``<base>/nightly/<label>/``).
     ``index=None`` plans from the knowledge base alone."""
     known = kb_candidates(kb, machine.platform_key)
     span, updated = knowledge_span(kb), kb.updated
+    nightly_labels = _nightly_labels(kb, machine) if pre else []
     if index is None:
-        return CandidateSet(known, knowledge=span, knowledge_updated=updated)
+        unread = f"--pre: nightly builds are planned only from the index ({base.rstrip('/')}/nightly), not read here"
+        return CandidateSet(known, knowledge=span, knowledge_updated=updated, notes=(unread,) if nightly_labels else ())
     base = base.rstrip("/")
+    if nightly_labels:
+        known = known + _nightly(kb, machine, index, base, nightly_labels, project)
     pages = _read(index, base, labels_to_read(known, machine), project)
     read = {p.label: p for p in pages if p.links is not None}
     failed = [p for p in pages if p.links is None]
@@ -77,7 +88,7 @@ def gather_candidates(
     out: list[Candidate] = []
     for c in known:
         page = read.get(c.label)
-        if page is None:
+        if page is None or c.files is not None:  # not read, or a nightly build with its own page
             out.append(c)
             continue
         files = by_build[c.label].pop(c.version, ())
@@ -109,6 +120,36 @@ def gather_candidates(
         index_versions=listed,
         notes=tuple(notes),
     )
+
+
+def _nightly_labels(kb: Knowledge, machine: Machine) -> list[str]:
+    """The variants of the knowledge base's nightly lines that serve this machine's kind of GPU (and ``cpu``)."""
+    kinds = {"cpu"}
+    if machine.gpus is not None and machine.gpus.kind in ("cuda", "rocm", "xpu"):
+        kinds.add(machine.gpus.kind)
+    labels: list[str] = []
+    for release in kb.releases_newest_first(nightly=True):
+        builds = release.platform(machine.platform_key)
+        if release.nightly and builds is not None:
+            labels += [v.label for v in builds.variants.values() if v.kind in kinds]
+    return list(dict.fromkeys(labels))
+
+
+def _nightly(
+    kb: Knowledge, machine: Machine, index: IndexClient, base: str, labels: Sequence[str], project: str
+) -> tuple[Candidate, ...]:
+    """The nightly builds on ``<base>/nightly/<label>/`` of the knowledge base's nightly series, with its facts."""
+    series = {r.name for r in kb.releases_newest_first(nightly=True) if r.nightly}
+    out: list[Candidate] = []
+    for page in _read(index, f"{base}/nightly", labels, project):
+        for version, files in _by_build(page.links or (), page.label, machine, project).items():
+            if version.is_devrelease and f"{version.major}.{version.minor}" in series:
+                found = infer_candidate(
+                    kb, machine.platform_key, version, page.label, files, f"{base}/nightly/{page.label}"
+                )
+                if found is not None:
+                    out.append(found)
+    return tuple(out)
 
 
 def _read(index: IndexClient, base: str, labels: Sequence[str], project: str) -> list[_Page]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..candidate import Candidate, CandidateSet, Fact, Kernels, Runtime
@@ -23,9 +24,11 @@ _ROCM_LABEL = re.compile(r"rocm\d+\.\d+(\.\d+)?")
 
 
 def knowledge_span(kb: Knowledge) -> str:
-    """``2.5-2.15``: the release series the knowledge base covers."""
+    """``2.5-2.15``: the release series the knowledge base covers (``2.5-2.15, nightly 2.16`` with a nightly line)."""
     series = [r.name for r in kb.releases_newest_first()]
-    return f"{series[-1]}-{series[0]}" if series else "none"
+    nightly = [r.name for r in kb.releases_newest_first(nightly=True) if r.nightly]
+    span = f"{series[-1]}-{series[0]}" if series else "none"
+    return span + (f", nightly {', '.join(nightly)}" if nightly else "")
 
 
 def label_kind(label: str) -> str | None:
@@ -38,14 +41,15 @@ def label_kind(label: str) -> str | None:
 
 
 def kb_candidates(kb: Knowledge, platform: str) -> tuple[Candidate, ...]:
-    """Every (version, variant) build the knowledge base lists for ``platform``, newest version first."""
+    """Every (version, variant) build the knowledge base lists for ``platform``, newest version first, each patch
+    release with the builds it publishes. Nightly lines have no versions to pin: the index names them."""
     out: list[Candidate] = []
     for release in kb.releases_newest_first():
         builds = release.platform(platform)
         if builds is None:
             continue
         for version in sorted(release.versions, reverse=True):
-            for variant in builds.variants.values():
+            for variant in builds.variants_for(version):
                 out.append(_candidate(kb, release, builds, variant, version))
     return tuple(out)
 
@@ -120,19 +124,22 @@ def infer_candidate(
     kb: Knowledge, platform: str, version: Version, label: str, files: Sequence[FileLink], index_url: str
 ) -> Candidate | None:
     """A candidate for a build the index lists and the knowledge base does not: the facts of the same label in
-    the newest release that has it (else of the newest build of its kind), all marked ``inferred``; ``None``
-    when not even its kind is known."""
+    its own series (a new patch release, a nightly) or else the newest release that has it (else of the newest
+    build of its kind), marked ``inferred`` unless they are its own series' facts; ``None`` when not even its
+    kind is known."""
     kind = label_kind(label)
     if kind is None:
         return None
     like: tuple[Release, PlatformBuilds, Variant] | None = None
     series = f"{version.major}.{version.minor}"
-    releases = kb.releases_newest_first()
+    releases = kb.releases_newest_first(nightly=True)
     for release in sorted(releases, key=lambda r: r.name != series):  # its own series first (a new patch)
         builds = release.platform(platform)
         if builds is None:
             continue
         variant = builds.variant(label)
+        if variant is not None and release.name == series:
+            variant = variant.in_version(Version(version.base_version)) or variant  # a patch release's own lists
         if variant is not None:
             like = (release, builds, variant)
             break
@@ -143,8 +150,12 @@ def infer_candidate(
     if like is None:
         return None
     release, builds, variant = like
+    own = release.name == series and variant.label == label
     how = "the same build" if variant.label == label else f"{variant.label}, the newest {kind} build it knows"
     source = f"inferred from {how} of torch {release.name} in the knowledge base ({_source(kb, variant.source)})"
+    if own:
+        source = f"the knowledge base's torch {release.name}{' nightly' if release.nightly else ''} {label}: "
+        source += _source(kb, variant.source)
     runtime = _runtime(kb, builds, variant)
     if variant.label != label:
         cuda = _CUDA_LABEL.fullmatch(label)
@@ -166,12 +177,23 @@ def infer_candidate(
         python_tags=None,
         files=tuple(files),
         index_url=index_url,
+        companions=_own_companions(release, version) if own else {},
         advertised=True,
         facts={
             "exists": Fact(f"torch {version}+{label} is on the index", "P", index_url),
-            "kernels": Fact(f"the kernels of torch {version} {label} ({platform})", "inferred", source),
+            "kernels": Fact(
+                f"the kernels of torch {version} {label} ({platform})",
+                variant.confidence if own else "inferred",
+                source,
+            ),
         },
     )
+
+
+def _own_companions(release: Release, version: Version) -> dict[str, SpecifierSet]:
+    """The companion pins of the release ``version`` leads to (a nightly line's, a known patch release's)."""
+    pins = release.companions.get(Version(version.base_version))
+    return dict(pins.pins) if pins is not None else {}
 
 
 def _same_major(variant: Variant, label: str) -> bool:

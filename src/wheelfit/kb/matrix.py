@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -41,7 +41,7 @@ __all__ = [
 
 #: The schema this loader understands. Another major is refused; a newer minor is read,
 #: ignoring keys this version does not know (an older or equal minor must not have any).
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 CONFIDENCE = frozenset({"P", "M", "S", "U"})  # primary, measured, secondary, uncertain (data/pytorch.json "about")
 KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 _DRIVER_OSES = ("linux", "windows")
@@ -79,9 +79,20 @@ class Variant:
     aot: tuple[str, ...] = ()
     mps: bool = False
     note: str | None = None
+    #: The patch releases that publish this build; ``None``: every version of the release (2.9.0 had a Windows
+    #: cu129 build, 2.9.1 had not).
+    versions: tuple[Version, ...] | None = None
+    #: A patch release whose build differs (its arch lists, confidence, source): the variant as it is there.
+    by_version: Mapping[Version, Variant] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return self.label
+
+    def in_version(self, version: Version) -> Variant | None:
+        """The build as ``version`` publishes it, or ``None`` when that patch release does not publish it."""
+        if self.versions is not None and version not in self.versions:
+            return None
+        return self.by_version.get(version, self)
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,11 @@ class PlatformBuilds:
     def of_kind(self, kind: str) -> tuple[Variant, ...]:
         return tuple(v for v in self.variants.values() if v.kind == kind)
 
+    def variants_for(self, version: Version) -> tuple[Variant, ...]:
+        """The builds one patch release publishes, as it publishes them (2.x.0's set is the default)."""
+        found = (v.in_version(version) for v in self.variants.values())
+        return tuple(v for v in found if v is not None)
+
 
 @dataclass(frozen=True)
 class Companions:
@@ -146,6 +162,12 @@ class Release:
     companions: Mapping[Version, Companions]
     platforms: Mapping[str, PlatformBuilds]
     note: str | None = None
+    #: ``release`` (download.pytorch.org/whl) or ``nightly`` (whl/nightly: pre-releases, planned only with --pre).
+    channel: str = "release"
+
+    @property
+    def nightly(self) -> bool:
+        return self.channel == "nightly"
 
     @property
     def series_version(self) -> Version:
@@ -222,8 +244,10 @@ class Knowledge:
     xpu_device_ips: Mapping[str, tuple[str, ...]]
     releases: Mapping[str, Release]
 
-    def releases_newest_first(self) -> tuple[Release, ...]:
-        return tuple(sorted(self.releases.values(), key=lambda r: r.series_version, reverse=True))
+    def releases_newest_first(self, *, nightly: bool = False) -> tuple[Release, ...]:
+        """The releases, newest first; the nightly lines too only when asked (they have no versions to pin)."""
+        found = (r for r in self.releases.values() if nightly or not r.nightly)
+        return tuple(sorted(found, key=lambda r: r.series_version, reverse=True))
 
     def release(self, series: str) -> Release | None:
         return self.releases.get(series)
@@ -521,8 +545,12 @@ class _Reader:
         if not platforms_raw:
             raise self.fail(where, "no platforms")
         platforms = {
-            name: self.platform(name, entry, f"{where} / {name}", toolkits) for name, entry in platforms_raw.items()
+            name: self.platform(name, entry, f"{where} / {name}", toolkits, by_text)
+            for name, entry in platforms_raw.items()
         }
+        channel = d.get("channel", "release")
+        if channel not in CHANNELS:
+            raise self.fail(where, f"'channel' must be one of {', '.join(sorted(CHANNELS))}, got {channel!r}")
         return Release(
             name=series,
             versions=tuple(versions),
@@ -532,6 +560,7 @@ class _Reader:
             companions=MappingProxyType(companions),
             platforms=MappingProxyType(platforms),
             note=self.opt_str(d, "note", where),
+            channel=channel,
         )
 
     def companions(self, raw: Any, where: str) -> Companions:
@@ -547,7 +576,9 @@ class _Reader:
             note=self.opt_str(d, "note", where),
         )
 
-    def platform(self, name: str, raw: Any, where: str, toolkits: set[str]) -> PlatformBuilds:
+    def platform(
+        self, name: str, raw: Any, where: str, toolkits: set[str], versions: Mapping[str, Version]
+    ) -> PlatformBuilds:
         if not _PLATFORM.fullmatch(name):
             raise self.fail(where, "platform names look like linux_x86_64, windows_amd64 or macos_arm64")
         d = self.obj(raw, where, _PLATFORM_KEYS)
@@ -555,7 +586,8 @@ class _Reader:
         if not variants_raw:
             raise self.fail(where, "no variants")
         variants = {
-            label: self.variant(label, entry, f"{where} / {label}", toolkits) for label, entry in variants_raw.items()
+            label: self.patched(self.variant(label, entry, f"{where} / {label}", toolkits), entry, versions, where)
+            for label, entry in variants_raw.items()
         }
         default = self.obj(
             d.get("pypi_default"), f"{where}.pypi_default", frozenset({"variant", "confidence", "source", "note"})
@@ -589,6 +621,30 @@ class _Reader:
             variants=MappingProxyType(variants),
         )
 
+    def patched(self, base: Variant, raw: Any, versions: Mapping[str, Version], where: str) -> Variant:
+        """``versions`` (the patch releases that publish the build) and ``by_version`` (a patch release's own arch
+        lists, confidence, source) of a variant entry."""
+        where = f"{where} / {base.label}"
+        listed: tuple[Version, ...] | None = None
+        if raw.get("versions") is not None:
+            names = self.strs(raw, "versions", where, _VERSION_TEXT)
+            unknown = [v for v in names if v not in versions]
+            if unknown or not names:
+                raise self.fail(where, f"'versions' must name some of the release's versions, got {unknown or names}")
+            listed = tuple(sorted(versions[v] for v in names))
+        overrides: dict[Version, Variant] = {}
+        for text, change in self.obj(raw.get("by_version", {}), f"{where}.by_version").items():
+            if text not in versions or (listed is not None and versions[text] not in listed):
+                raise self.fail(f"{where}.by_version", f"{text!r} is not a version that publishes this build")
+            allowed = _KIND_KEYS[base.kind] - {"cuda", "rocm"} | {"confidence", "source", "note"}
+            entry = self.obj(change, f"{where}.by_version.{text}", frozenset(allowed))
+            merged = {k: v for k, v in _variant_fields(base).items() if k not in ("versions", "by_version")}
+            merged.update(entry)
+            overrides[versions[text]] = self.build_variant(base.label, merged, f"{where}.by_version.{text}", None)
+        if listed is None and not overrides:
+            return base
+        return replace(base, versions=listed, by_version=MappingProxyType(overrides))
+
     def variant(self, label: str, raw: Any, where: str, toolkits: set[str]) -> Variant:
         # Half the entries repeat verbatim across releases and platforms (cpu, xpu, cu126 ...):
         # validating each distinct entry once keeps loading well under 10 ms.
@@ -601,7 +657,7 @@ class _Reader:
             hit = self.seen[key] = self.build_variant(label, raw, where, toolkits)
         return hit
 
-    def build_variant(self, label: str, raw: Any, where: str, toolkits: set[str]) -> Variant:
+    def build_variant(self, label: str, raw: Any, where: str, toolkits: set[str] | None) -> Variant:
         d = self.obj(raw, where, _VARIANT_KEYS)
         kind = self.str_(d, "kind", where)
         if kind not in KINDS:
@@ -617,7 +673,7 @@ class _Reader:
         aot: tuple[str, ...] = ()
         if kind == "cuda":
             cuda = self.str_(d, "cuda", where, _CUDA)
-            if cuda not in toolkits:
+            if toolkits is not None and cuda not in toolkits:
                 raise self.fail(where, f"CUDA {cuda} has no entry in 'cuda_toolkits'")
             expected = "cu" + cuda.replace(".", "")
             sass = self.strs(d, "sass", where, _SM)
@@ -670,7 +726,16 @@ _TOP_KEYS = frozenset(
     }
 )
 _RELEASE_KEYS = frozenset(
-    {"versions", "requires_python", "python_tags", "python_tags_by_version", "companions", "platforms", "note"}
+    {
+        "versions",
+        "requires_python",
+        "python_tags",
+        "python_tags_by_version",
+        "companions",
+        "platforms",
+        "note",
+        "channel",
+    }
 )
 _PLATFORM_KEYS = frozenset(
     {
@@ -695,4 +760,19 @@ _KIND_KEYS: dict[str, frozenset[str]] = {
     "cpu": frozenset({"mps"}),
 }
 _KIND_KEYS_ALL = frozenset(k for keys in _KIND_KEYS.values() for k in keys)
-_VARIANT_KEYS = frozenset({"kind", "advertised", "confidence", "source", "note"} | _KIND_KEYS_ALL)
+_VARIANT_KEYS = frozenset(
+    {"kind", "advertised", "confidence", "source", "note", "versions", "by_version"} | _KIND_KEYS_ALL
+)
+CHANNELS = frozenset({"release", "nightly"})
+_VERSION_TEXT = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+def _variant_fields(v: Variant) -> dict[str, Any]:
+    """A variant back as the raw entry it was read from (for a patch release's partial override)."""
+    raw: dict[str, Any] = {"kind": v.kind, "confidence": v.confidence, "source": v.source, "advertised": v.advertised}
+    for key in _KIND_KEYS[v.kind]:
+        value = getattr(v, key)
+        raw[key] = list(value) if isinstance(value, tuple) else value
+    if v.note is not None:
+        raw["note"] = v.note
+    return raw

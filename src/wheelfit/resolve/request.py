@@ -27,6 +27,8 @@ class Request:
     requirements: tuple[Requirement, ...]
     allow_cpu: bool = False
     index_base: str = DEFAULT_INDEX
+    #: Pre-releases (``--pre``): nightly builds and release candidates are candidates too.
+    pre: bool = False
     #: Near-miss AMD targets: ``{"gfx1031": ("gfx1030", "10.3.0", risk or None)}``.
     rocm_overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=lambda: dict(rocm_overrides()))
     #: Listed targets whose kernels are missing from a ROCm version on: ``{"gfx906": ("6.4", why)}``.
@@ -58,6 +60,11 @@ class Request:
     @property
     def companions(self) -> tuple[Requirement, ...]:
         return self.requirements[1:]
+
+    @property
+    def prereleases(self) -> bool | None:
+        """For ``SpecifierSet.contains``: ``True`` with ``--pre`` or an exact pin, else the specifier's own rule."""
+        return True if self.pre or self.exact else None
 
     @property
     def exact(self) -> bool:

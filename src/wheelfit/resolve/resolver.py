@@ -54,7 +54,7 @@ class _Pool:
                 by_version.setdefault(c.version, []).append(c)
         spec = self.request.torch.specifier
         for version in sorted(by_version, reverse=True):
-            if spec.contains(version, prereleases=True if self.request.exact else None) and _companions_fit(
+            if spec.contains(version, prereleases=self.request.prereleases) and _companions_fit(
                 by_version[version], self.request
             ):
                 self.versions.append((version, tuple(by_version[version])))
@@ -332,7 +332,7 @@ def _no_release(pool: _Pool, rejected: Sequence[Rejection]) -> ResolveError:
             )
         else:
             spec = request.torch.specifier
-            have = [v for v in cset.index_versions if spec.contains(v, prereleases=True if request.exact else None)]
+            have = [v for v in cset.index_versions if spec.contains(v, prereleases=request.prereleases)]
             if have:
                 listed = ", ".join(str(v) for v in have[:3])
                 where = f"{cset.index} has {listed}, but no build for {pool.machine.platform_key}"
