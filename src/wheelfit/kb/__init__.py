@@ -1,5 +1,6 @@
 """Knowledge base: versioned data files with sources, and their loaders."""
 
+from .jsonfile import DataFileError, load_json, read_json_file
 from .notes import device_note
 
-__all__ = ["device_note"]
+__all__ = ["DataFileError", "device_note", "load_json", "read_json_file"]

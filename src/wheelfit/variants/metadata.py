@@ -18,12 +18,12 @@ major); unknown keys are ignored (PEP 817). Every defect is a :class:`VariantErr
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..kb.jsonfile import load_json
 from .errors import VariantError
 from .properties import FEATURE_RE, LABEL_RE, NAMESPACE_RE, NULL_LABEL, VALUE_RE, VariantProperty, is_null_label
 
@@ -113,16 +113,8 @@ def loads(text: str | bytes, source: str = "variants.json") -> VariantsMetadata:
 
 
 def _decode(text: str | bytes, source: str) -> object:
-    try:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
-        return json.loads(text)
-    except UnicodeDecodeError:
-        raise VariantError(f"{source}: not UTF-8 text; expected variant metadata JSON") from None
-    except json.JSONDecodeError as exc:
-        raise VariantError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    except RecursionError:
-        raise VariantError(f"{source}: JSON nested too deeply to be variant metadata") from None
+    """The shared reader's checks (non-UTF-8, NaN, huge numbers, duplicate keys, deep nesting), as VariantError."""
+    return load_json(text, source, error=VariantError)
 
 
 def parse_dist_info(data: object, source: str = "variant.json", label: str | None = None) -> VariantsMetadata:
