@@ -2,18 +2,28 @@
 ``gpu_db.py``, pci.ids names and ``rocm_agent_enumerator``'s ``ISA_TO_ID`` table, each entry naming its source).
 
 Only needed when neither KFD nor the ROCm runtime answered, and for names
-and the APU flag, which KFD does not give.
+and the APU flag, which KFD does not give. The file's shape is ``data/devices.schema.json``;
+:func:`load_table` checks it with the standard library only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
-__all__ = ["DeviceInfo", "fallback_name", "lookup"]
+__all__ = ["DataFileError", "DeviceInfo", "fallback_name", "load_table", "lookup"]
+
+_PACKAGED = "wheelfit_amd/data/devices.json"
+_ID = re.compile(r"0x[0-9a-f]{4}")
+_GFX = re.compile(r"gfx[0-9a-f]{3,4}")
+
+
+class DataFileError(ValueError):
+    """A packaged data file lacks the shape this module reads: a bug, said in one line (file, key, problem)."""
 
 
 @dataclass(frozen=True)
@@ -25,21 +35,55 @@ class DeviceInfo:
     source: str
 
 
+def load_table(text: str | bytes | None = None, name: str = _PACKAGED) -> dict[int, DeviceInfo]:
+    """Read and check the packaged table, or ``text`` (a test's edited copy); :class:`DataFileError` if malformed.
+
+    An id in two entries keeps the first, as the file is ordered exact ids before ranges.
+    """
+    if text is None:
+        text = files(__package__).joinpath("data/devices.json").read_bytes()
+    f = _Fields(name)
+    top = f.obj(f.decode(text), "", ("sources", "devices"), ("about",))
+    sources: dict[str, Any] = f.obj(top["sources"], "sources")
+    for key, value in sources.items():
+        f.text(value, f"sources.{key}")
+    if not isinstance(top["devices"], list):
+        raise f.fail("devices", f"expected a list, got {type(top['devices']).__name__}")
+    table: dict[int, DeviceInfo] = {}
+    for i, raw in enumerate(top["devices"]):
+        where = f"devices[{i}]"
+        common = ("name", "gfx", "integrated", "source")
+        if isinstance(raw, dict) and "ids" in raw:
+            entry = f.obj(raw, where, ("ids", *common), ("note",))
+            if not isinstance(entry["ids"], list) or not entry["ids"]:
+                raise f.fail(f"{where}.ids", "expected a non-empty list of ids such as '0x744c'")
+            ids = [int(f.text(v, f"{where}.ids[{j}]", _ID), 16) for j, v in enumerate(entry["ids"])]
+        else:
+            if isinstance(raw, dict) and "first" not in raw and "last" not in raw:
+                raise f.fail(where, "needs 'ids', or 'first' and 'last'")
+            entry = f.obj(raw, where, ("first", "last", *common), ("note",))
+            first = int(f.text(entry["first"], f"{where}.first", _ID), 16)
+            last = int(f.text(entry["last"], f"{where}.last", _ID), 16)
+            if first > last:
+                raise f.fail(where, f"'first' {entry['first']} is above 'last' {entry['last']}")
+            ids = list(range(first, last + 1))
+        integrated = entry["integrated"]
+        if integrated is not None and not isinstance(integrated, bool):
+            raise f.fail(f"{where}.integrated", f"expected true, false or null, got {integrated!r}")
+        source = f.text(entry["source"], f"{where}.source")
+        if source not in sources:
+            raise f.fail(f"{where}.source", f"{source!r} is not a key of 'sources'")
+        if "note" in entry:
+            f.text(entry["note"], f"{where}.note")
+        info = (f.text(entry["name"], f"{where}.name"), f.text(entry["gfx"], f"{where}.gfx", _GFX))
+        for dev in ids:
+            table.setdefault(dev, DeviceInfo(dev, *info, integrated, sources[source]))
+    return table
+
+
 @lru_cache(maxsize=1)
 def _table() -> dict[int, DeviceInfo]:
-    data: dict[str, Any] = json.loads(files(__package__).joinpath("data/devices.json").read_text("utf-8"))
-    sources: dict[str, str] = data["sources"]
-    table: dict[int, DeviceInfo] = {}
-    for entry in data["devices"]:
-        if "ids" in entry:
-            ids = [int(i, 16) for i in entry["ids"]]
-        else:
-            ids = list(range(int(entry["first"], 16), int(entry["last"], 16) + 1))
-        for dev in ids:
-            table.setdefault(
-                dev, DeviceInfo(dev, entry["name"], entry["gfx"], entry["integrated"], sources[entry["source"]])
-            )
-    return table
+    return load_table()
 
 
 def lookup(device_id: int) -> DeviceInfo | None:
@@ -49,3 +93,43 @@ def lookup(device_id: int) -> DeviceInfo | None:
 
 def fallback_name(device_id: int) -> str:
     return f"AMD GPU 1002:{device_id:04x}"
+
+
+class _Fields:
+    """``<file>: <where>: <what>`` checks of the decoded table (the core has the same; a provider cannot import it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def fail(self, where: str, what: str) -> DataFileError:
+        return DataFileError(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
+
+    def decode(self, text: str | bytes) -> object:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self.fail("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        except (ValueError, RecursionError) as exc:  # not UTF-8, nested too deeply
+            raise self.fail("", f"not valid JSON: {exc}") from None
+
+    def obj(
+        self, value: object, where: str, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        """An object; with ``required``, one with exactly those keys and any of ``optional`` (a typo is refused)."""
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected an object, got {type(value).__name__}")
+        if required:
+            missing = [k for k in required if k not in value]
+            if missing:
+                raise self.fail(where, f"missing {', '.join(map(repr, missing))}")
+            unknown = sorted(set(value) - set(required) - set(optional))
+            if unknown:
+                raise self.fail(where, f"unknown key {', '.join(map(repr, unknown))}")
+        return value
+
+    def text(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, f"expected a non-empty string, got {value!r}")
+        if pattern is not None and not pattern.fullmatch(value):
+            raise self.fail(where, f"malformed: {value!r}")
+        return value

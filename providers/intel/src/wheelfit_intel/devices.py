@@ -3,20 +3,29 @@
 The facts live in ``data/devices.json`` (each group cites its source) so they can
 be reviewed and updated without touching code. Anything from Intel that the
 table does not list is an older integrated GPU: family ``legacy``, not an XPU.
+The file's shape is ``data/devices.schema.json``; :func:`load_table` checks it with the standard library only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["INTEL_VENDOR", "DeviceInfo", "lookup"]
+__all__ = ["INTEL_VENDOR", "DataFileError", "DeviceInfo", "load_table", "lookup"]
 
 INTEL_VENDOR = 0x8086
 LEGACY = "legacy"
+_PACKAGED = "wheelfit_intel/data/devices.json"
+_ID = re.compile(r"0x[0-9a-f]{4}")
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+class DataFileError(ValueError):
+    """A packaged data file lacks the shape this module reads: a bug, said in one line (file, key, problem)."""
 
 
 @dataclass(frozen=True)
@@ -48,26 +57,57 @@ class _Table:
     names: dict[int, str]
 
 
-@lru_cache(maxsize=1)
-def _table() -> _Table:
-    raw = json.loads(resources.files(__package__).joinpath("data/devices.json").read_text(encoding="utf-8"))
-    families: dict[str, dict[str, Any]] = raw["families"]
+def load_table(text: str | bytes | None = None, name: str = _PACKAGED) -> _Table:
+    """Read and check the packaged table, or ``text`` (a test's edited copy); :class:`DataFileError` if malformed."""
+    if text is None:
+        text = resources.files(__package__).joinpath("data/devices.json").read_bytes()
+    f = _Fields(name)
+    raw = f.obj(f.decode(text), "", ("sources", "families", "groups"), ("about",))
+    for key, value in f.obj(raw["sources"], "sources").items():
+        f.text(value, f"sources.{key}")
+    families: dict[str, dict[str, Any]] = f.obj(raw["families"], "families")
+    for family, fam in families.items():
+        where = f"families.{family}"
+        f.obj(fam, where, ("xpu_capable", "integrated", "why"))
+        for key in ("xpu_capable", "integrated"):
+            if not isinstance(fam[key], bool):
+                raise f.fail(f"{where}.{key}", f"expected true or false, got {fam[key]!r}")
+        f.text(fam["why"], f"{where}.why")
+    if LEGACY not in families:
+        raise f.fail("families", f"missing {LEGACY!r}, the family of every unlisted ID")
+    if not isinstance(raw["groups"], list):
+        raise f.fail("groups", f"expected a list, got {type(raw['groups']).__name__}")
     by_id: dict[int, dict[str, Any]] = {}
     names: dict[int, str] = {}
-    for group in raw["groups"]:
-        if group["family"] not in families:
-            raise ValueError(f"devices.json: group uses unknown family {group['family']!r}")
-        for text in group["ids"]:
-            dev = int(text, 16)
+    for i, group in enumerate(raw["groups"]):
+        where = f"groups[{i}]"
+        f.obj(group, where, ("family", "subfamily", "aot_target", "source", "ids"), ("names", "names_source"))
+        if f.text(group["family"], f"{where}.family") not in families:
+            raise f.fail(f"{where}.family", f"unknown family {group['family']!r} (not a key of 'families')")
+        for key in ("subfamily", "aot_target"):
+            if group[key] is not None:
+                f.text(group[key], f"{where}.{key}", _TOKEN)
+        f.text(group["source"], f"{where}.source")
+        if not isinstance(group["ids"], list) or not group["ids"]:
+            raise f.fail(f"{where}.ids", "expected a non-empty list of ids such as '0xe20b'")
+        for j, text_id in enumerate(group["ids"]):
+            dev = int(f.text(text_id, f"{where}.ids[{j}]", _ID), 16)
             if dev in by_id:
-                raise ValueError(f"devices.json: device {text} is listed twice")
+                raise f.fail(f"{where}.ids[{j}]", f"device {text_id} is listed twice")
             by_id[dev] = group
-        for text, name in group.get("names", {}).items():
-            dev = int(text, 16)
+        for text_id, device_name in f.obj(group.get("names", {}), f"{where}.names").items():
+            dev = int(f.text(text_id, f"{where}.names", _ID), 16)
             if by_id.get(dev) is not group:
-                raise ValueError(f"devices.json: name for {text} outside its group's ids")
-            names[dev] = name
+                raise f.fail(f"{where}.names.{text_id}", "not one of the group's ids")
+            names[dev] = f.text(device_name, f"{where}.names.{text_id}")
+        if "names_source" in group:
+            f.text(group["names_source"], f"{where}.names_source")
     return _Table(families, by_id, names)
+
+
+@lru_cache(maxsize=1)
+def _table() -> _Table:
+    return load_table()
 
 
 def lookup(device: int) -> DeviceInfo:
@@ -86,3 +126,43 @@ def lookup(device: int) -> DeviceInfo:
         subfamily=group["subfamily"] if group else None,
         known=group is not None,
     )
+
+
+class _Fields:
+    """``<file>: <where>: <what>`` checks of the decoded table (the core has the same; a provider cannot import it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def fail(self, where: str, what: str) -> DataFileError:
+        return DataFileError(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
+
+    def decode(self, text: str | bytes) -> object:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self.fail("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        except (ValueError, RecursionError) as exc:  # not UTF-8, nested too deeply
+            raise self.fail("", f"not valid JSON: {exc}") from None
+
+    def obj(
+        self, value: object, where: str, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        """An object; with ``required``, one with exactly those keys and any of ``optional`` (a typo is refused)."""
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected an object, got {type(value).__name__}")
+        if required:
+            missing = [k for k in required if k not in value]
+            if missing:
+                raise self.fail(where, f"missing {', '.join(map(repr, missing))}")
+            unknown = sorted(set(value) - set(required) - set(optional))
+            if unknown:
+                raise self.fail(where, f"unknown key {', '.join(map(repr, unknown))}")
+        return value
+
+    def text(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, f"expected a non-empty string, got {value!r}")
+        if pattern is not None and not pattern.fullmatch(value):
+            raise self.fail(where, f"malformed: {value!r}")
+        return value

@@ -2,18 +2,28 @@
 
 The only way to know a GPU's architecture when no driver answers (driver absent,
 nvidia-smi too old for ``compute_cap``). Exact IDs come first; an unknown ID that
-falls inside a chip family's ID span is a guess and says so.
+falls inside a chip family's ID span is a guess and says so. The file's shape is
+``data/pci_devices.schema.json``; :func:`load_table` checks it with the standard library only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["DeviceInfo", "lookup_device"]
+__all__ = ["DataFileError", "DeviceInfo", "DeviceTable", "load_table", "lookup_device"]
+
+_PACKAGED = "wheelfit_nvidia/data/pci_devices.json"
+_ID = re.compile(r"[0-9a-f]{4}")
+_CC = re.compile(r"\d+\.\d+")
+
+
+class DataFileError(ValueError):
+    """A packaged data file lacks the shape this module reads: a bug, said in one line (file, key, problem)."""
 
 
 @dataclass(frozen=True)
@@ -33,21 +43,106 @@ class DeviceInfo:
         return f"10de:{self.device_id:04x} is {self.chip} {self.name} (cc {cc}, ID table)"
 
 
+@dataclass(frozen=True)
+class DeviceTable:
+    """The file, read: exact IDs, and family spans as ``(first, last, family, cc)``, narrowest first."""
+
+    devices: dict[int, tuple[str, str, str]]  # id -> (chip, cc, name)
+    spans: tuple[tuple[int, int, str, str | None], ...]
+
+
+def load_table(text: str | bytes | None = None, name: str = _PACKAGED) -> DeviceTable:
+    """Read and check the packaged table, or ``text`` (a test's edited copy); :class:`DataFileError` if malformed."""
+    if text is None:
+        text = resources.files(__package__).joinpath("data/pci_devices.json").read_bytes()
+    f = _Fields(name)
+    top = f.obj(f.decode(text), "", ("sources", "devices", "spans"), ("about",))
+    for key, value in f.obj(top["sources"], "sources").items():
+        f.text(value, f"sources.{key}")
+    devices: dict[int, tuple[str, str, str]] = {}
+    for key, raw in f.obj(top["devices"], "devices").items():
+        where = f"devices.{key}"
+        if not _ID.fullmatch(key):
+            raise f.fail(where, "device IDs are four lowercase hex digits, such as 2684")
+        row = f.obj(raw, where, ("chip", "cc", "name", "source"))
+        f.text(row["source"], f"{where}.source")
+        devices[int(key, 16)] = (
+            f.text(row["chip"], f"{where}.chip"),
+            f.text(row["cc"], f"{where}.cc", _CC),
+            f.text(row["name"], f"{where}.name"),
+        )
+    spans: list[tuple[int, int, str, str | None]] = []
+    if not isinstance(top["spans"], list):
+        raise f.fail("spans", f"expected a list, got {type(top['spans']).__name__}")
+    for i, raw in enumerate(top["spans"]):
+        where = f"spans[{i}]"
+        row = f.obj(raw, where, ("family", "first", "last", "cc", "source"), ("note",))
+        first = int(f.text(row["first"], f"{where}.first", _ID), 16)
+        last = int(f.text(row["last"], f"{where}.last", _ID), 16)
+        if first > last:
+            raise f.fail(where, f"'first' {row['first']} is above 'last' {row['last']}")
+        cc = None if row["cc"] is None else f.text(row["cc"], f"{where}.cc", _CC)
+        f.text(row["source"], f"{where}.source")
+        if "note" in row:
+            f.text(row["note"], f"{where}.note")
+        spans.append((first, last, f.text(row["family"], f"{where}.family"), cc))
+    spans.sort(key=lambda s: s[1] - s[0])  # stable: of two equally wide spans the earlier row still wins
+    return DeviceTable(devices, tuple(spans))
+
+
 @cache
-def _table() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("data/pci_devices.json").read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+def _table() -> DeviceTable:
+    return load_table()
 
 
 def lookup_device(device_id: int) -> DeviceInfo | None:
     """Exact ID first, then the narrowest family span containing the ID (spans overlap); ``None`` if neither."""
     table = _table()
-    exact = table["devices"].get(f"{device_id:04x}")
+    exact = table.devices.get(device_id)
     if exact is not None:
-        return DeviceInfo(device_id, exact["chip"], exact["cc"], exact["name"], guess=False)
-    spans = [s for s in table["spans"] if int(s["first"], 16) <= device_id <= int(s["last"], 16)]
-    if not spans:
+        chip, cc, name = exact
+        return DeviceInfo(device_id, chip, cc, name, guess=False)
+    best = next((s for s in table.spans if s[0] <= device_id <= s[1]), None)
+    if best is None:
         return None
-    best = min(spans, key=lambda s: int(s["last"], 16) - int(s["first"], 16))
-    return DeviceInfo(device_id, best["family"], best["cc"], None, guess=True)
+    return DeviceInfo(device_id, best[2], best[3], None, guess=True)
+
+
+class _Fields:
+    """``<file>: <where>: <what>`` checks of the decoded table (the core has the same; a provider cannot import it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def fail(self, where: str, what: str) -> DataFileError:
+        return DataFileError(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
+
+    def decode(self, text: str | bytes) -> object:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self.fail("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        except (ValueError, RecursionError) as exc:  # not UTF-8, nested too deeply
+            raise self.fail("", f"not valid JSON: {exc}") from None
+
+    def obj(
+        self, value: object, where: str, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        """An object; with ``required``, one with exactly those keys and any of ``optional`` (a typo is refused)."""
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected an object, got {type(value).__name__}")
+        if required:
+            missing = [k for k in required if k not in value]
+            if missing:
+                raise self.fail(where, f"missing {', '.join(map(repr, missing))}")
+            unknown = sorted(set(value) - set(required) - set(optional))
+            if unknown:
+                raise self.fail(where, f"unknown key {', '.join(map(repr, unknown))}")
+        return value
+
+    def text(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, f"expected a non-empty string, got {value!r}")
+        if pattern is not None and not pattern.fullmatch(value):
+            raise self.fail(where, f"malformed: {value!r}")
+        return value

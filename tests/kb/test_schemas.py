@@ -1,0 +1,73 @@
+"""Every data file against its JSON Schema (draft 2020-12), with the jsonschema package as the independent judge.
+
+The loaders check the same shapes with the standard library only (start-up, and providers are stdlib-only);
+this is where the schema files themselves are kept honest. Pairs are found by name, so a schema added next to
+a data file later is checked without editing this test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from ..conftest import ROOT
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMAS = sorted([*ROOT.glob("src/wheelfit/**/data/*.schema.json"), *ROOT.glob("providers/*/src/*/data/*.schema.json")])
+DATA = sorted(
+    p
+    for p in [*ROOT.glob("src/wheelfit/**/data/*.json"), *ROOT.glob("providers/*/src/*/data/*.json")]
+    if not p.name.endswith(".schema.json")
+)
+#: Data files whose schema another change adds; a new data file must come with its schema, not join this list.
+AWAITING_SCHEMA = {"src/wheelfit/kb/data/pytorch.json", "providers/nvidia/src/wheelfit_nvidia/data/cuda_drivers.json"}
+
+
+def rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def data_file(schema: Path) -> Path:
+    return schema.with_name(schema.name.removesuffix(".schema.json") + ".json")
+
+
+def load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_the_schemas_are_found() -> None:
+    found = {rel(p) for p in SCHEMAS}
+    assert {
+        "src/wheelfit/kb/data/rocm_overrides.schema.json",
+        "src/wheelfit/kb/data/device_notes.schema.json",
+        "providers/nvidia/src/wheelfit_nvidia/data/pci_devices.schema.json",
+        "providers/amd/src/wheelfit_amd/data/devices.schema.json",
+        "providers/intel/src/wheelfit_intel/data/devices.schema.json",
+        "providers/cpu/src/wheelfit_cpu/data/x86_64_levels.schema.json",
+        "providers/cpu/src/wheelfit_cpu/data/darwin_arm_features.schema.json",
+    } <= found
+
+
+def test_every_data_file_has_a_schema() -> None:
+    missing = {rel(p) for p in DATA if not (p.parent / f"{p.stem}.schema.json").is_file()}
+    assert missing <= AWAITING_SCHEMA
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=rel)
+def test_schema_is_a_valid_draft_2020_12_schema(schema: Path) -> None:
+    document = load(schema)
+    assert document.get("$schema") == DRAFT
+    Draft202012Validator.check_schema(document)
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=rel)
+def test_data_file_follows_its_schema(schema: Path) -> None:
+    data = data_file(schema)
+    assert data.is_file(), f"{rel(schema)} has no data file {data.name} beside it"
+    validator = Draft202012Validator(load(schema))
+    errors = [f"{e.json_path}: {e.message}" for e in validator.iter_errors(load(data))]
+    assert errors == [], f"{rel(data)} does not follow {schema.name}"
