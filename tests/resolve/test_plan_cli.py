@@ -143,3 +143,23 @@ def test_a_forced_cuda_driver_version_is_read_as_the_variant_provider_reads_it()
     assert json.loads(patch.stdout)["variant"] == json.loads(
         plan("--json", "--target", "cuda=8.6", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION="12.6").stdout
     )["variant"]
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        pytest.param(b'{"schema_version": "1.1", "updated": ' + b"9" * 5000 + b"}", "digits", id="huge-int"),
+        pytest.param(b'{"schema_version": NaN}', "NaN", id="nan"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, "nested", id="deep"),
+        pytest.param(b'{"schema_version": "1.1", "schema_version": "1.0"}', "schema_version", id="duplicate-key"),
+        pytest.param(b'{"schema_version": "\xff"}', "UTF-8", id="not-utf8"),
+        pytest.param(b'{"schema_version": "1.1", "releases": {"2.9": []}}', "kb.json", id="absurd-shape"),
+    ],
+)
+def test_a_hostile_kb_file_is_one_line_naming_it(tmp_path: Path, body: bytes, says: str) -> None:
+    kb = tmp_path / "kb.json"
+    kb.write_bytes(body)
+    r = plan("--kb", str(kb), "--target", "cuda=9.0")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"wheelfit: error: {kb}: ") and says in lines[0], lines[0]

@@ -9,7 +9,6 @@ Pure and fast (json + packaging only): no network, no heavy imports.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -288,12 +287,10 @@ def load_knowledge(path: str | Path | None = None) -> Knowledge:
     """Load and validate the matrix: the packaged file, or ``path`` (the user's ``--kb FILE``)."""
     if path is None:
         return _packaged()
+    from .jsonfile import read_json_file
+
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KnowledgeError(f"{name}: cannot read the knowledge file: {exc}") from exc
-    return _parse(text, name)
+    return _Reader(name).knowledge(read_json_file(path, name, error=KnowledgeError))
 
 
 @cache
@@ -306,13 +303,9 @@ def _packaged() -> Knowledge:
 
 
 def _parse(text: str, name: str) -> Knowledge:
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise KnowledgeError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except RecursionError as exc:
-        raise KnowledgeError(f"{name}: not valid JSON: nested too deeply") from exc
-    return _Reader(name).knowledge(raw)
+    from .jsonfile import load_json  # the one reader of hostile JSON: huge numbers, NaN, deep nesting, duplicates
+
+    return _Reader(name).knowledge(load_json(text, name, error=KnowledgeError))
 
 
 class _Reader:
