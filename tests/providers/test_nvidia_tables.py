@@ -1,14 +1,28 @@
-"""The NVIDIA data tables: driver -> highest CUDA, and PCI device ID -> chip / compute capability."""
+"""The NVIDIA data tables: driver -> highest CUDA, the driver floor of a CUDA release, and PCI device ID -> chip /
+compute capability."""
 
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 
 import pytest
 
 from wheelfit_nvidia.devicetable import lookup_device
-from wheelfit_nvidia.versions import cuda_from_int, max_cuda_for_driver, version_key
+from wheelfit_nvidia.versions import (
+    DriverFloor,
+    DriverTableError,
+    cuda_from_int,
+    is_driver_version,
+    max_cuda_for_driver,
+    minor_compat_floor,
+    newest_update_floor,
+    parse_driver_table,
+    toolkit_floor,
+)
+
+TABLE = resources.files("wheelfit_nvidia").joinpath("data/cuda_drivers.json").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -30,6 +44,10 @@ from wheelfit_nvidia.versions import cuda_from_int, max_cuda_for_driver, version
         ("570.26", "12.8"),
         ("570.25.99", "12.6"),
         ("520.61.05", "11.8"),
+        ("545.23.06", "12.3"),
+        ("555.42.02", "12.5"),
+        ("610.43.02", "13.3"),
+        ("620.10.01", "13.3"),  # 13.4's R615 floor has no build number: never counted
     ],
 )
 def test_linux_driver_to_cuda(driver: str, cuda: str) -> None:
@@ -37,15 +55,22 @@ def test_linux_driver_to_cuda(driver: str, cuda: str) -> None:
 
 
 def test_table_is_conservative_for_pre_release_drivers() -> None:
-    # The banner of 550.40.07 says "CUDA Version: 12.4", but Table 3's 12.4 minimum is 550.54.14 and the
-    # rows in data/cuda_drivers.json have no 12.3: the table under-reports, never over-reports. NVML gives the
-    # true value.
-    assert max_cuda_for_driver("550.40.07") == "12.2"
+    # The banner of 550.40.07 says "CUDA Version: 12.4", but Table 3's 12.4 minimum is 550.54.14: the table
+    # under-reports (12.3, whose Update 1 needs 545.23.08), never over-reports. NVML gives the true value.
+    assert max_cuda_for_driver("550.40.07") == "12.3"
 
 
 @pytest.mark.parametrize(
     ("driver", "cuda"),
-    [("581.42", "13.0"), ("572.60", "12.8"), ("576.02", "12.9"), ("527.41", "12.0"), ("517.48", "11.0")],
+    [
+        ("581.42", "13.0"),
+        ("610.47", "13.0"),  # NVIDIA prints N/A for Windows 13.x: only the R580+ floor of 13.0 counts
+        ("572.60", "12.8"),
+        ("576.02", "12.9"),
+        ("527.41", "12.0"),
+        ("536.25", "12.2"),
+        ("517.48", "11.0"),
+    ],
 )
 def test_windows_numbering_for_wsl(driver: str, cuda: str) -> None:
     assert max_cuda_for_driver(driver, windows_numbering=True) == cuda
@@ -62,12 +87,182 @@ def test_no_answer_below_the_table_or_for_garbage(driver: str) -> None:
     assert max_cuda_for_driver(driver) is None
 
 
-def test_table_rows_cite_a_source() -> None:
-    data = json.loads(resources.files("wheelfit_nvidia").joinpath("data/cuda_drivers.json").read_text())
-    for column in ("linux", "windows"):
-        for row in data[column]:
-            assert row["source"] in data["sources"]
-            version_key(row["min_driver"])  # parses
+def test_every_row_has_a_source_and_a_confidence() -> None:
+    data = json.loads(TABLE)
+    rows = [*data["linux"], *data["windows"], *data["minor_compat"]["linux"], *data["minor_compat"]["windows"]]
+    assert len(rows) > 80
+    for row in rows:
+        assert row["source"] in data["sources"], row
+        assert row["confidence"] in ("P", "M", "S", "U"), row
+        assert row["release"], row
+        assert row["min_driver"] is None or is_driver_version(row["min_driver"]), row
+    # A floor without a number is never a primary-source guess: NVIDIA printed N/A, or it is marked S/U.
+    for row in rows:
+        if row["min_driver"] is None:
+            assert row["confidence"] in ("S", "U") or "N/A" in row["note"], row
+
+
+@pytest.mark.parametrize(
+    ("cuda", "windows", "driver", "release"),
+    [
+        ("12.6", False, "560.28.03", "12.6 GA"),  # not 560.35.05, the Update 3 the builds were made with
+        ("12.6", True, "560.76", "12.6 GA"),
+        ("12.6.3", False, "560.28.03", "12.6 GA"),
+        ("12.8", False, "570.26", "12.8 GA"),
+        ("12.8", True, "570.65", "12.8 GA"),
+        ("12.9", False, "575.51.03", "12.9 GA"),
+        ("12.9", True, "576.02", "12.9 GA"),
+        ("12.5", False, "555.42.02", "12.5 GA"),
+        ("12.4", True, "551.61", "12.4 GA"),
+        ("12.1", False, "530.30.02", "12.1 GA"),  # a tie with Update 1 goes to the GA
+        ("11.8", False, "520.61.05", "11.8 GA"),
+        ("13.0", False, "580.65.06", "13.0 GA"),
+        ("13.2", False, "595.45.04", "13.2 GA"),
+    ],
+)
+def test_the_ga_floor_decides(cuda: str, windows: bool, driver: str, release: str) -> None:
+    floor = toolkit_floor(cuda, windows)
+    assert floor is not None
+    assert (floor.min_driver, floor.release, floor.confidence) == (driver, release, "P")
+    assert "Table 3" in floor.source
+
+
+@pytest.mark.parametrize(
+    ("cuda", "windows", "driver", "release"),
+    [
+        ("12.6", False, "560.35.05", "12.6 Update 3"),
+        ("12.6", True, "561.17", "12.6 Update 3"),
+        ("12.8", False, "570.124.06", "12.8 Update 1"),
+        ("13.0", False, "580.95.05", "13.0 Update 2"),
+        ("13.2", False, "595.71.05", "13.2 Update 2"),
+        ("13.2", True, None, "13.2 Update 2"),
+    ],
+)
+def test_newest_update_floor_for_messages(cuda: str, windows: bool, driver: str | None, release: str) -> None:
+    floor = newest_update_floor(cuda, windows)
+    assert floor is not None
+    assert (floor.min_driver, floor.release) == (driver, release)
+
+
+def test_windows_13x_uses_the_r580_floor() -> None:
+    # NVIDIA prints N/A for Windows 13.x. 13.0 stands on the R580+ floor of Table 2, marked uncertain; a later
+    # minor has no Windows number at all (the Linux one names a newer branch), so the planner falls back on Table 2.
+    ga = toolkit_floor("13.0", windows=True)
+    assert ga is not None and (ga.min_driver, ga.release, ga.confidence) == ("580.00", "13.0 GA", "U")
+    assert ga.met_by("581.42") and not ga.met_by("576.57")
+    for cuda in ("13.1", "13.2"):
+        floor = toolkit_floor(cuda, windows=True)
+        assert floor is not None
+        assert (floor.min_driver, floor.release, floor.confidence) == (None, f"{cuda} GA", "P")
+        assert floor.note is not None and "N/A" in floor.note
+        assert floor.met_by("600.00") is None
+    compat = minor_compat_floor(13, windows=True)
+    assert compat is not None and (compat.min_driver, compat.confidence) == ("580.00", "U")
+
+
+def test_newest_toolkits_say_only_what_the_sources_state() -> None:
+    linux = toolkit_floor("13.4", windows=False)
+    assert linux is not None
+    assert (linux.min_driver, linux.release, linux.confidence) == (None, "13.4 GA (13.4.1)", "S")
+    assert linux.note is not None and "R615" in linux.note
+    windows = toolkit_floor("13.4", windows=True)
+    assert windows is not None and (windows.min_driver, windows.confidence) == (None, "U")
+    v133 = toolkit_floor("13.3", windows=False)
+    assert v133 is not None and (v133.min_driver, v133.release, v133.confidence) == ("610.43.02", "13.3 GA", "S")
+    update = newest_update_floor("13.3", windows=False)
+    assert update is not None and (update.min_driver, update.release) == ("610.43.02", "13.3 Update 1")
+
+
+@pytest.mark.parametrize(
+    ("major", "linux", "windows"),
+    [(11, "450.80.02", "452.39"), (12, "525.60.13", "527.41"), (13, "580.65.06", "580.00")],
+)
+def test_minor_version_compatibility_floors(major: int, linux: str, windows: str) -> None:
+    on_linux, on_windows = minor_compat_floor(major, windows=False), minor_compat_floor(major, windows=True)
+    assert on_linux is not None and on_windows is not None
+    assert (on_linux.min_driver, on_windows.min_driver) == (linux, windows)
+    assert on_linux.confidence == "P" and "Table 2" in on_linux.source
+    assert on_linux.release == f"{major}.x minor-version compatibility"
+
+
+@pytest.mark.parametrize("cuda", ["12.7", "14.0", "7.5", "cu126", "", "garbage"])
+def test_unknown_cuda_has_no_floor(cuda: str) -> None:
+    assert toolkit_floor(cuda, windows=False) is None
+    assert toolkit_floor(cuda, windows=True) is None
+    assert newest_update_floor(cuda, windows=False) is None
+
+
+def test_unknown_major_has_no_compat_floor() -> None:
+    assert minor_compat_floor(10, windows=False) is None
+    assert minor_compat_floor(14, windows=True) is None
+
+
+def test_floors_compare_numerically() -> None:
+    floor = toolkit_floor("12.8", windows=False)
+    assert floor is not None
+    assert floor.met_by("570.124.06")  # 124 > 26, though "1" < "2" as text
+    assert floor.met_by("570.26")
+    assert floor.met_by("570.25.99") is False
+    assert floor.met_by("garbage") is None
+    assert DriverFloor("13.4", "13.4 GA", None, "x", "S").met_by("620.1") is None
+
+
+_DELETE = object()
+
+
+@pytest.mark.parametrize(
+    ("rows", "index", "change", "expected"),
+    [
+        ("linux", 18, {"confidence": _DELETE}, "linux[18] (12.6 GA): missing 'confidence'"),
+        ("linux", 18, {"min_driver": _DELETE}, "linux[18] (12.6 GA): missing 'min_driver' (null where"),
+        ("linux", 18, {"min_driver": "r560"}, "linux[18] (12.6 GA): 'min_driver' must be a driver version"),
+        ("linux", 18, {"min_driver": "606.28.03"}, "linux[18] (12.6 GA): 606.28.03 is above 560.35.03"),
+        ("windows", 2, {"source": "audit"}, "windows[2] (13.3 GA): 'source' must be a key of 'sources'"),
+        ("windows", 2, {"confidence": "high"}, "windows[2] (13.3 GA): 'confidence' must be one of P, M, S, U"),
+        ("windows", 2, {"cuda": "13"}, "windows[2] (13.3 GA): 'cuda' must be a CUDA minor such as '12.6'"),
+        ("windows", 2, {"cuda": "13.5"}, "windows[2] (13.3 GA): rows run newest first, but 13.5 follows 13.3"),
+        ("windows", 2, {"driver": "580.00"}, "windows[2] (13.3 GA): unknown field 'driver'"),
+        ("linux", 1, {"release": "13.3 GA"}, "linux[2] (13.3 GA): release '13.3 GA' appears twice"),
+        ("compat-windows", 0, {"cuda": 13}, "minor_compat.windows[0] (13.x minor-version compatibility): 'cuda'"),
+        ("compat-linux", 1, {"cuda": "13"}, "minor_compat.linux[1] (12.x minor-version compatibility): a second"),
+    ],
+)
+def test_a_malformed_table_names_the_file_and_the_row(
+    rows: str, index: int, change: dict[str, object], expected: str
+) -> None:
+    data = json.loads(TABLE)
+    row = (data["minor_compat"][rows.removeprefix("compat-")] if rows.startswith("compat-") else data[rows])[index]
+    for key, value in change.items():
+        if value is _DELETE:
+            del row[key]
+        else:
+            row[key] = value
+    with pytest.raises(DriverTableError) as caught:
+        parse_driver_table(json.dumps(data))
+    message = str(caught.value)
+    assert isinstance(caught.value, ValueError)
+    assert message.startswith("cuda_drivers.json: ") and expected in message, message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{", "cuda_drivers.json: not JSON"),
+        ("[]", "cuda_drivers.json: the top level must be an object"),
+        ('{"sources": {}, "linux": [], "windows": [], "minor_compat": {}}', "cuda_drivers.json: 'linux' must be"),
+        ('{"sources": {}, "minor_compat": {}, "linux": [1]}', "cuda_drivers.json: linux[0]: a row must be an object"),
+    ],
+)
+def test_a_broken_file_is_one_line_too(text: str, expected: str) -> None:
+    with pytest.raises(DriverTableError, match="^" + re.escape(expected)):
+        parse_driver_table(text)
+
+
+def test_the_shipped_table_parses() -> None:
+    table = parse_driver_table(TABLE)
+    assert {len(table.toolkits["linux"]), len(table.toolkits["windows"])} == {41}
+    assert sorted(table.minor_compat["linux"]) == sorted(table.minor_compat["windows"]) == [11, 12, 13]
 
 
 def test_cuda_int_encoding() -> None:

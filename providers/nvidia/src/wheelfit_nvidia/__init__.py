@@ -7,8 +7,9 @@ from typing import Any
 from wheelfit_probekit import ProbeLog, ProviderResult, System
 
 from .detect import detect_gpus
+from .versions import DriverFloor, DriverTableError, minor_compat_floor, newest_update_floor, toolkit_floor
 
-__all__ = ["PROVIDER"]
+__all__ = ["PROVIDER", "DriverFloor", "DriverTableError", "minor_compat_floor", "newest_update_floor", "toolkit_floor"]
 
 
 class _Provider:
