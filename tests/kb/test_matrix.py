@@ -356,28 +356,38 @@ def test_companions_for_every_version(kb: Knowledge) -> None:
 # --------------------------------------------------------------------------- NVIDIA driver tables (BM-3.1, BM-3.2)
 
 
-def test_driver_floors(kb: Knowledge) -> None:
-    assert kb.cuda_toolkit_driver("12.6", "linux") == DriverVersion.parse("560.35.05")
-    assert kb.cuda_toolkit_driver("12.6", "windows") == DriverVersion.parse("561.17")
+def test_driver_floors_come_from_the_one_driver_table(kb: Knowledge) -> None:
+    """NVIDIA Table 3: the floor of a CUDA minor is its GA row (12.6 GA: 560.28.03, not Update 3's 560.35.05), from
+    wheelfit_nvidia's cuda_drivers.json, which the detector reads too; Table 2 for minor-version compatibility."""
+    from wheelfit.kb.drivers import compat_floor, toolkit_floor
+    from wheelfit_nvidia.versions import max_cuda_for_driver
+
+    assert kb.cuda_toolkit_driver("12.6", "linux") == DriverVersion.parse("560.28.03")
+    assert kb.cuda_toolkit_driver("12.6", "windows") == DriverVersion.parse("560.76")
+    assert toolkit_floor("12.6") is not None and toolkit_floor("12.6").releases["linux"] == "12.6 GA"  # type: ignore[union-attr]
+    assert max_cuda_for_driver("560.28.03") == "12.6"  # the detector's answer for the same driver agrees
     assert kb.cuda_toolkit_driver("13.0", "linux") == DriverVersion.parse("580.65.06")
-    assert kb.cuda_toolkit_driver("13.0", "windows") is None  # NVIDIA prints N/A
+    assert kb.cuda_toolkit_driver("13.2", "windows") is None  # NVIDIA prints N/A
     assert kb.cuda_toolkit_driver("9.9", "linux") is None
     assert kb.minor_compat_floor(12, "linux") == DriverVersion.parse("525.60.13")
     assert kb.minor_compat_floor(12, "windows") == DriverVersion.parse("527.41")
     assert kb.minor_compat_floor(11, "linux") == DriverVersion.parse("450.80.02")
-    assert str(kb.cuda_toolkit_driver("12.6", "linux")) == "560.35.05"  # printed as NVIDIA writes it
+    assert str(kb.cuda_toolkit_driver("12.6", "linux")) == "560.28.03"  # printed as NVIDIA writes it
     assert kb.minor_compat_floor(13, "linux") == DriverVersion.parse("580.65.06")
     assert kb.minor_compat_floor(13, "windows_amd64") is not None
     assert kb.minor_compat_floor(13, "macos") is None
-    assert kb.minor_version_compat[13].confidence["windows"] == "U"
+    floor = compat_floor(13)
+    assert floor is not None and floor.confidence["windows"] == "U"
     with pytest.raises(ValueError, match="unknown OS"):
         kb.minor_compat_floor(12, "linx")
 
 
-def test_every_cuda_variant_has_a_toolkit_entry(kb: Knowledge) -> None:
+def test_every_cuda_variant_is_in_the_driver_table(kb: Knowledge) -> None:
+    from wheelfit.kb.drivers import toolkit_floor
+
     for _, _, v in all_variants(kb):
         if v.kind == "cuda":
-            assert v.cuda in kb.cuda_toolkits
+            assert v.cuda is not None and toolkit_floor(v.cuda) is not None, v
 
 
 # --------------------------------------------------------------------------- loading and validation
@@ -467,10 +477,11 @@ def test_label_must_match_the_cuda_version(tmp_path: Path) -> None:
     expect_error(tmp_path, data, "cu126", "must be 'cu128'")
 
 
-def test_cuda_version_needs_a_toolkit_entry(tmp_path: Path) -> None:
+def test_cuda_version_must_be_in_the_driver_table(tmp_path: Path) -> None:
     data = raw()
-    del data["cuda_toolkits"]["12.6"]
-    expect_error(tmp_path, data, "/ linux_x86_64 / cu126", "CUDA 12.6 has no entry")
+    variants = data["releases"]["2.14"]["platforms"]["linux_x86_64"]["variants"]
+    variants["cu177"] = dict(variants["cu126"], cuda="17.7")
+    expect_error(tmp_path, data, "/ linux_x86_64 / cu177", "CUDA 17.7 is not in the NVIDIA driver table")
 
 
 def test_keys_of_another_kind(tmp_path: Path) -> None:

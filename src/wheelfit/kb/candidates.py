@@ -15,6 +15,7 @@ from packaging.version import Version
 
 from ..candidate import Candidate, CandidateSet, Fact, Kernels, Runtime
 from ..index.links import FileLink
+from .drivers import compat_floor, toolkit_floor
 from .matrix import Knowledge, PlatformBuilds, Release, Variant
 
 __all__ = ["infer_candidate", "kb_candidates", "knowledge_set", "knowledge_span", "label_kind"]
@@ -78,12 +79,12 @@ def _candidate(
             builds.confidence,
             _source(kb, key) if key else "knowledge base",
         )
-    floor = kb.cuda_toolkits.get(variant.cuda) if variant.cuda else None
+    floor = toolkit_floor(variant.cuda) if variant.cuda else None
     if floor is not None:
         facts["driver"] = Fact(
             f"CUDA {variant.cuda}'s driver minimum",
             floor.confidence.get("windows" if builds.os == "windows" else "linux", "U"),
-            _source(kb, floor.source),
+            floor.source,
         )
     if companions is not None:
         facts["companions"] = Fact(
@@ -108,8 +109,8 @@ def _runtime(kb: Knowledge, builds: PlatformBuilds, variant: Variant) -> Runtime
     return Runtime(
         cuda=variant.cuda,
         rocm=variant.rocm,
-        driver_floor=kb.cuda_toolkits.get(variant.cuda) if variant.cuda else None,
-        compat_floor=kb.minor_version_compat.get(cuda_major) if cuda_major is not None else None,
+        driver_floor=toolkit_floor(variant.cuda) if variant.cuda else None,
+        compat_floor=compat_floor(cuda_major) if cuda_major is not None else None,
         min_glibc=builds.min_glibc,
         min_macos=builds.min_macos,
         mps_min_macos=builds.mps_min_macos,
@@ -161,7 +162,7 @@ def infer_candidate(
         cuda = _CUDA_LABEL.fullmatch(label)
         if cuda:  # cu134: CUDA 13.4, whose floors the knowledge base may know
             toolkit = f"{cuda[1]}.{cuda[2]}"
-            floor = kb.cuda_toolkits.get(toolkit)
+            floor = toolkit_floor(toolkit)
             runtime = Runtime(
                 toolkit, None, floor, runtime.compat_floor, runtime.min_glibc, runtime.min_macos, runtime.mps_min_macos
             )

@@ -219,6 +219,8 @@ class DriverFloor:
     confidence: Mapping[str, str]
     source: str
     note: str | None = None
+    #: The NVIDIA release each OS's floor belongs to (``12.6 GA``).
+    releases: Mapping[str, str] = field(default_factory=dict)
 
     def for_os(self, os: str) -> DriverVersion | None:
         key = _driver_os(os)
@@ -238,8 +240,6 @@ class Knowledge:
     updated: str
     sources: Mapping[str, str]
     field_sources: Mapping[str, str]
-    cuda_toolkits: Mapping[str, DriverFloor]
-    minor_version_compat: Mapping[int, DriverFloor]
     xpu_device_ips: Mapping[str, tuple[str, ...]]
     releases: Mapping[str, Release]
 
@@ -251,14 +251,21 @@ class Knowledge:
     def release(self, series: str) -> Release | None:
         return self.releases.get(series)
 
-    def cuda_toolkit_driver(self, cuda: str, os: str) -> DriverVersion | None:
-        """The driver the CUDA toolkit itself asks for (NVIDIA Table 3); None if unknown or N/A."""
-        floor = self.cuda_toolkits.get(cuda)
+    @staticmethod
+    def cuda_toolkit_driver(cuda: str, os: str) -> DriverVersion | None:
+        """The driver the CUDA toolkit itself asks for (NVIDIA Table 3, the minor's GA); None if unknown or N/A.
+        From the one driver table (:mod:`wheelfit.kb.drivers`), not this file."""
+        from .drivers import toolkit_floor
+
+        floor = toolkit_floor(cuda)
         return None if floor is None else floor.for_os(os)
 
-    def minor_compat_floor(self, cuda_major: int, os: str) -> DriverVersion | None:
+    @staticmethod
+    def minor_compat_floor(cuda_major: int, os: str) -> DriverVersion | None:
         """The lowest driver that runs SASS-only wheels of this CUDA major (NVIDIA Table 2)."""
-        floor = self.minor_version_compat.get(cuda_major)
+        from .drivers import compat_floor
+
+        floor = compat_floor(cuda_major)
         return None if floor is None else floor.for_os(os)
 
     @staticmethod
@@ -425,33 +432,22 @@ class _Reader:
             if not isinstance(key, str) or key not in sources:
                 raise self.fail(f"field_sources.{field_name}", f"source {key!r} is not a key of 'sources'")
 
-        toolkits = {
-            cuda: self.driver_floor(entry, f"cuda_toolkits.{cuda}")
-            for cuda, entry in self.obj(top.get("cuda_toolkits"), "cuda_toolkits").items()
-        }
-        for cuda in toolkits:
-            if not _CUDA.fullmatch(cuda):
-                raise self.fail("cuda_toolkits", f"malformed CUDA version {cuda!r}")
-        compat: dict[int, DriverFloor] = {}
-        for major, entry in self.obj(top.get("minor_version_compat"), "minor_version_compat").items():
-            if not (major.isascii() and major.isdigit()):
-                raise self.fail("minor_version_compat", f"keys must be CUDA majors such as '12', got {major!r}")
-            compat[int(major)] = self.driver_floor(entry, f"minor_version_compat.{major}")
+        # Schema 1.0 files carried their own driver tables ('cuda_toolkits', 'minor_version_compat'): they are no
+        # longer read; the one table is wheelfit_nvidia's (wheelfit.kb.drivers).
+        toolkits: set[str] = set()  # not None: a CUDA variant's toolkit must be in that table
 
         ips = self.xpu_ips(top["xpu_device_ips"]) if "xpu_device_ips" in top else {}
 
         releases_raw = self.obj(top.get("releases"), "releases")
         if not releases_raw:
             raise self.fail("releases", "no releases")
-        releases = {series: self.release(series, entry, set(toolkits)) for series, entry in releases_raw.items()}
+        releases = {series: self.release(series, entry, toolkits) for series, entry in releases_raw.items()}
         return Knowledge(
             path=self.name,
             schema_version=schema,
             updated=updated,
             sources=MappingProxyType(dict(sources)),
             field_sources=MappingProxyType(dict(field_sources)),
-            cuda_toolkits=MappingProxyType(toolkits),
-            minor_version_compat=MappingProxyType(compat),
             xpu_device_ips=MappingProxyType(ips),
             releases=MappingProxyType(releases),
         )
@@ -468,19 +464,6 @@ class _Reader:
             )
         self.strict_keys = minor <= ours_minor
         return value
-
-    def driver_floor(self, raw: Any, where: str) -> DriverFloor:
-        d = self.obj(raw, where, frozenset({"driver", "confidence", "source", "note"}))
-        drivers = self.obj(d.get("driver"), f"{where}.driver", frozenset(_DRIVER_OSES))
-        conf = self.obj(d.get("confidence"), f"{where}.confidence", frozenset(_DRIVER_OSES))
-        confidence = {os: self.confidence(conf.get(os), f"{where}.confidence.{os}") for os in _DRIVER_OSES}
-        return DriverFloor(
-            linux=self.opt_driver(drivers, "linux", f"{where}.driver"),
-            windows=self.opt_driver(drivers, "windows", f"{where}.driver"),
-            confidence=MappingProxyType(confidence),
-            source=self.source(d, where),
-            note=self.opt_str(d, "note", where),
-        )
 
     def xpu_ips(self, raw: Any) -> dict[str, tuple[str, ...]]:
         where = "xpu_device_ips"
@@ -666,8 +649,8 @@ class _Reader:
         aot: tuple[str, ...] = ()
         if kind == "cuda":
             cuda = self.str_(d, "cuda", where, _CUDA)
-            if toolkits is not None and cuda not in toolkits:
-                raise self.fail(where, f"CUDA {cuda} has no entry in 'cuda_toolkits'")
+            if toolkits is not None and not _known_toolkit(cuda):
+                raise self.fail(where, f"CUDA {cuda} is not in the NVIDIA driver table (wheelfit_nvidia cuda_drivers)")
             expected = "cu" + cuda.replace(".", "")
             sass = self.strs(d, "sass", where, _SM)
             ptx = self.strs(d, "ptx", where, _SM)
@@ -758,6 +741,12 @@ _VARIANT_KEYS = frozenset(
 )
 CHANNELS = frozenset({"release", "nightly"})
 _VERSION_TEXT = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+def _known_toolkit(cuda: str) -> bool:
+    from .drivers import toolkit_floor
+
+    return toolkit_floor(cuda) is not None
 
 
 def _variant_fields(v: Variant) -> dict[str, Any]:

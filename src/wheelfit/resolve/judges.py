@@ -270,10 +270,11 @@ def driver_fit(c: Candidate, machine: Machine, devices: tuple[Accelerator, ...])
         if floor is not None and driver < floor:
             return "fail", f"driver {driver} is below {floor}, the minimum for any CUDA {cuda.major}.x build"
         own = own_floor(c, machine.driver_os)
+        release = _release(c, machine.driver_os)
         if own is not None and own <= driver:
-            return "own", f"driver {driver} meets CUDA {cuda}'s own minimum ({own})"
+            return "own", f"driver {driver} meets CUDA {cuda}'s own minimum ({own}, {release})"
         return "compat", (
-            f"driver {driver} is older than CUDA {cuda} needs on its own ({own or 'unknown'}); "
+            f"driver {driver} is older than CUDA {cuda} needs on its own ({own or 'unknown'}, {release}); "
             f"{c.label} runs through minor-version compatibility (features that need a newer "
             "driver fail): update the driver if you can"
         )
@@ -300,6 +301,16 @@ def own_floor(c: Candidate, driver_os: str) -> DriverVersion | None:
     if own is None and driver_os == "windows" and toolkit.confidence.get("windows") != "U":
         return toolkit.linux
     return own
+
+
+def _release(c: Candidate, driver_os: str) -> str:
+    """Which NVIDIA release the toolkit floor is (``12.6 GA``): the one the floor's number came from."""
+    floor = c.runtime.driver_floor
+    if floor is None:
+        return "no release known"
+    if floor.for_os(driver_os) is None and own_floor(c, driver_os) is not None:
+        driver_os = "linux"  # the Linux figure stands in (Windows 13.x: N/A)
+    return floor.releases.get(driver_os, f"CUDA {c.runtime.cuda}")
 
 
 def _driver(devices: tuple[Accelerator, ...]) -> DriverVersion | None:
