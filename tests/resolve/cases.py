@@ -373,6 +373,17 @@ CASES = [
         "xpu",
         warns=("JIT",),
     ),
+    # ---- One driver table: a CUDA minor's floor is its GA row (NVIDIA Table 3: 12.6 GA needs 560.28.03; Update 3,
+    # which the builds used, 560.35.05). A 560.30 driver runs cu126 natively, not by minor-version compatibility.
+    case(
+        "driver-12.6-ga",
+        t("cuda=6.1", "560.30.01"),
+        T,
+        "2.14.1",
+        "cu126",
+        says=("CUDA 12.6's own minimum (560.28.03, 12.6 GA)",),
+        not_warns=(MINOR,),
+    ),
     # ---- PTX (the audit's corrections): a GPU of a newer major than any SASS runs only through PTX -------------
     # compute_120 PTX is in 2.7 cu128 (build list 12.0+PTX, stripped only from 2.8: PT-157516) and, per PyTorch's
     # variants.json (VJ), in 2.8 cu129 and 2.9/2.10 cu130; the release-only strip for CUDA 13.0 starts at 2.11
