@@ -8,22 +8,19 @@ and the APU flag, which KFD does not give. The file's shape is ``data/devices.sc
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
+from wheelfit_probekit.datafile import DataFields, DataFileError
+
 __all__ = ["DataFileError", "DeviceInfo", "fallback_name", "load_table", "lookup"]
 
 _PACKAGED = "wheelfit_amd/data/devices.json"
 _ID = re.compile(r"0x[0-9a-f]{4}")
 _GFX = re.compile(r"gfx[0-9a-f]{3,4}")
-
-
-class DataFileError(ValueError):
-    """A packaged data file lacks the shape this module reads: a bug, said in one line (file, key, problem)."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +39,7 @@ def load_table(text: str | bytes | None = None, name: str = _PACKAGED) -> dict[i
     """
     if text is None:
         text = files(__package__).joinpath("data/devices.json").read_bytes()
-    f = _Fields(name)
+    f = DataFields(name)
     top = f.obj(f.decode(text), "", ("sources", "devices"), ("about",))
     sources: dict[str, Any] = f.obj(top["sources"], "sources")
     for key, value in sources.items():
@@ -93,43 +90,3 @@ def lookup(device_id: int) -> DeviceInfo | None:
 
 def fallback_name(device_id: int) -> str:
     return f"AMD GPU 1002:{device_id:04x}"
-
-
-class _Fields:
-    """``<file>: <where>: <what>`` checks of the decoded table (the core has the same; a provider cannot import it)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def fail(self, where: str, what: str) -> DataFileError:
-        return DataFileError(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
-
-    def decode(self, text: str | bytes) -> object:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise self.fail("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-        except (ValueError, RecursionError) as exc:  # not UTF-8, nested too deeply
-            raise self.fail("", f"not valid JSON: {exc}") from None
-
-    def obj(
-        self, value: object, where: str, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
-    ) -> dict[str, Any]:
-        """An object; with ``required``, one with exactly those keys and any of ``optional`` (a typo is refused)."""
-        if not isinstance(value, dict):
-            raise self.fail(where, f"expected an object, got {type(value).__name__}")
-        if required:
-            missing = [k for k in required if k not in value]
-            if missing:
-                raise self.fail(where, f"missing {', '.join(map(repr, missing))}")
-            unknown = sorted(set(value) - set(required) - set(optional))
-            if unknown:
-                raise self.fail(where, f"unknown key {', '.join(map(repr, unknown))}")
-        return value
-
-    def text(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(where, f"expected a non-empty string, got {value!r}")
-        if pattern is not None and not pattern.fullmatch(value):
-            raise self.fail(where, f"malformed: {value!r}")
-        return value

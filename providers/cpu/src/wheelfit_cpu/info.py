@@ -10,6 +10,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from wheelfit_probekit.datafile import DataFields, DataFileError
+
 __all__ = ["CpuInfo", "DataFileError", "load_data", "read_data"]
 
 
@@ -30,10 +32,6 @@ class CpuInfo:
     cpu_part: str = ""
     generation: int = 0
     name: str = ""
-
-
-class DataFileError(ValueError):
-    """A packaged data file lacks the shape this module reads: a bug, said in one line (file, key, problem)."""
 
 
 @cache
@@ -94,36 +92,8 @@ _CHECKS: dict[str, Callable[[_Fields, object], dict[str, Any]]] = {
 }
 
 
-class _Fields:
-    """``<file>: <where>: <what>`` checks of a decoded table (the core has the same; a provider cannot import it)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def fail(self, where: str, what: str) -> DataFileError:
-        return DataFileError(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
-
-    def obj(
-        self, value: object, where: str, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
-    ) -> dict[str, Any]:
-        """An object; with ``required``, one with exactly those keys and any of ``optional`` (a typo is refused)."""
-        if not isinstance(value, dict):
-            raise self.fail(where, f"expected an object, got {type(value).__name__}")
-        if required:
-            missing = [k for k in required if k not in value]
-            if missing:
-                raise self.fail(where, f"missing {', '.join(map(repr, missing))}")
-            unknown = sorted(set(value) - set(required) - set(optional))
-            if unknown:
-                raise self.fail(where, f"unknown key {', '.join(map(repr, unknown))}")
-        return value
-
-    def text(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(where, f"expected a non-empty string, got {value!r}")
-        if pattern is not None and not pattern.fullmatch(value):
-            raise self.fail(where, f"malformed: {value!r}")
-        return value
+class _Fields(DataFields):
+    """The shared checks, and one more for feature flag lists."""
 
     def flags(self, value: object, where: str) -> None:
         if not isinstance(value, list) or not value:

@@ -8,22 +8,18 @@ falls inside a chip family's ID span is a guess and says so. The file's shape is
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+
+from wheelfit_probekit.datafile import DataFields, DataFileError
 
 __all__ = ["DataFileError", "DeviceInfo", "DeviceTable", "load_table", "lookup_device"]
 
 _PACKAGED = "wheelfit_nvidia/data/pci_devices.json"
 _ID = re.compile(r"[0-9a-f]{4}")
 _CC = re.compile(r"\d+\.\d+")
-
-
-class DataFileError(ValueError):
-    """A packaged data file lacks the shape this module reads: a bug, said in one line (file, key, problem)."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +51,7 @@ def load_table(text: str | bytes | None = None, name: str = _PACKAGED) -> Device
     """Read and check the packaged table, or ``text`` (a test's edited copy); :class:`DataFileError` if malformed."""
     if text is None:
         text = resources.files(__package__).joinpath("data/pci_devices.json").read_bytes()
-    f = _Fields(name)
+    f = DataFields(name)
     top = f.obj(f.decode(text), "", ("sources", "devices", "spans"), ("about",))
     for key, value in f.obj(top["sources"], "sources").items():
         f.text(value, f"sources.{key}")
@@ -106,43 +102,3 @@ def lookup_device(device_id: int) -> DeviceInfo | None:
     if best is None:
         return None
     return DeviceInfo(device_id, best[2], best[3], None, guess=True)
-
-
-class _Fields:
-    """``<file>: <where>: <what>`` checks of the decoded table (the core has the same; a provider cannot import it)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def fail(self, where: str, what: str) -> DataFileError:
-        return DataFileError(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
-
-    def decode(self, text: str | bytes) -> object:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise self.fail("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-        except (ValueError, RecursionError) as exc:  # not UTF-8, nested too deeply
-            raise self.fail("", f"not valid JSON: {exc}") from None
-
-    def obj(
-        self, value: object, where: str, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
-    ) -> dict[str, Any]:
-        """An object; with ``required``, one with exactly those keys and any of ``optional`` (a typo is refused)."""
-        if not isinstance(value, dict):
-            raise self.fail(where, f"expected an object, got {type(value).__name__}")
-        if required:
-            missing = [k for k in required if k not in value]
-            if missing:
-                raise self.fail(where, f"missing {', '.join(map(repr, missing))}")
-            unknown = sorted(set(value) - set(required) - set(optional))
-            if unknown:
-                raise self.fail(where, f"unknown key {', '.join(map(repr, unknown))}")
-        return value
-
-    def text(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(where, f"expected a non-empty string, got {value!r}")
-        if pattern is not None and not pattern.fullmatch(value):
-            raise self.fail(where, f"malformed: {value!r}")
-        return value

@@ -4,6 +4,7 @@ Detectors import this and nothing heavy: variant-aware installers load them in
 isolated environments where only their declared dependencies exist.
 """
 
+from .datafile import DataFields, DataFileError
 from .pci import PciDevice, scan_pci
 from .platform import normalize_arch, platform_info
 from .records import PROVIDER_API, Probe, ProbeLog, ProbeRecord, Provider, ProviderResult
@@ -12,6 +13,8 @@ from .system import CommandResult, ProbeError, ProbeTimeout, System, parse_int, 
 __all__ = [
     "PROVIDER_API",
     "CommandResult",
+    "DataFields",
+    "DataFileError",
     "PciDevice",
     "Probe",
     "ProbeError",
