@@ -198,7 +198,9 @@ def network(
 
         return make_client(environ=environ)
 
-    offline = offline or environ.get("WHEELFIT_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+    from .index.config import offline_requested
+
+    offline = offline or offline_requested(environ)
     cache = Cache(cache_dir or default_cache_dir(environ, sys.platform, Path.home()))
     session = Network(None, cache, offline, progress, connect)
     try:

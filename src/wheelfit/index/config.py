@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_PYTORCH_INDEX",
     "IndexConfig",
     "IndexConfigError",
+    "offline_requested",
     "resolve_index_config",
 ]
 
@@ -58,12 +59,17 @@ def resolve_index_config(
         if default:
             break
         default, default_from = env.get(name), name
-    offline = offline or env.get("WHEELFIT_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+    offline = offline or offline_requested(env)
     return IndexConfig(
         pytorch_base=_check(pytorch or DEFAULT_PYTORCH_INDEX, pytorch_from),
         default_index=_check(default or DEFAULT_INDEX_URL, default_from),
         offline=offline,
     )
+
+
+def offline_requested(env: Mapping[str, str]) -> bool:
+    """``WHEELFIT_OFFLINE=1`` (or ``true``, ``yes``): read only the caches, as ``--offline`` does."""
+    return env.get("WHEELFIT_OFFLINE", "").strip().lower() in ("1", "true", "yes")
 
 
 def _check(url: str, source: str) -> str:
