@@ -18,6 +18,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..candidate import Candidate, CandidateSet, Fact
+from ..index.links import FileLink
 from ..report import Accelerator
 from ..variants.ranking import Ranking, rank_variants
 from .coverage import sm_tuple
@@ -46,6 +47,8 @@ class _Pool:
     request: Request
     versions: list[tuple[Version, tuple[Candidate, ...]]] = field(default_factory=list)
     rankings: dict[str, Ranking] = field(default_factory=dict)
+    #: Each candidate's verdict of :func:`gate` (its file, read from its file names), asked for by every search.
+    gates: dict[int, FileLink | Refusal | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         by_version: dict[Version, list[Candidate]] = {}
@@ -58,6 +61,11 @@ class _Pool:
                 by_version[version], self.request
             ):
                 self.versions.append((version, tuple(by_version[version])))
+
+    def gate(self, c: Candidate) -> FileLink | Refusal | None:
+        if id(c) not in self.gates:
+            self.gates[id(c)] = gate(c, self.machine, self.request.exact)
+        return self.gates[id(c)]
 
     def ranking(self, c: Candidate) -> Ranking | None:
         vf = c.variants_file
@@ -139,7 +147,7 @@ def _gated(
     passed: list[tuple[Candidate, Found]] = []
     refused: list[tuple[Candidate, Refusal]] = []
     for c in cands:
-        verdict = gate(c, pool.machine, pool.request.exact)
+        verdict = pool.gate(c)
         if isinstance(verdict, Refusal):
             refused.append((c, verdict))
             continue
@@ -225,7 +233,7 @@ def _search_kind(pool: _Pool, kind: str, devices: tuple[Accelerator, ...], adver
 
 def _installable(pool: _Pool, cands: Sequence[Candidate]) -> bool:
     """Whether some build of a release can be installed here (Python, platform, files), whatever its kernels."""
-    return any(not isinstance(gate(c, pool.machine, pool.request.exact), Refusal) for c in cands)
+    return any(not isinstance(pool.gate(c), Refusal) for c in cands)
 
 
 def _best(
