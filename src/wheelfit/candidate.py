@@ -151,8 +151,6 @@ class CandidateSet:
     """Everything a plan is made from: the candidates, and what is known about where they came from."""
 
     candidates: tuple[Candidate, ...]
-    #: ``index`` or ``variant``: which source the candidates are from.
-    mode: Mode = "index"
     #: The release range of the knowledge base (``2.5-2.15``) and the date it was last updated.
     knowledge: str = ""
     knowledge_updated: str = ""

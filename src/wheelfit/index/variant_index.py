@@ -114,7 +114,6 @@ def variant_set(found: VariantIndex, platform: str, knowledge: CandidateSet, pro
             found.metadata, found.links, platform=platform, index_url=found.index_url, page_url=found.page_url,
             project=project,
         ),
-        mode="variant",
         knowledge=knowledge.knowledge,
         knowledge_updated=knowledge.knowledge_updated,
         index=found.index_url,
