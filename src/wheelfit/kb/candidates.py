@@ -63,7 +63,7 @@ def _candidate(
         "exists": Fact(
             f"torch {version}+{variant.label} is published for {builds.name}",
             variant.confidence if variant.advertised else "U",
-            _source(kb, "BM-1.2" if "BM-1.2" in kb.sources else variant.source)
+            _source(kb, kb.field_sources.get("variants", variant.source))
             + ("" if variant.advertised else " (built, not advertised)"),
         ),
         "kernels": Fact(
