@@ -398,7 +398,7 @@ def install_requirements(
     target: str | None = None,
     sysroot: Path | None = None,
     probe_timeout: float = 15.0,
-    installer: str | Callable[[TargetEnv], Installer] = "uv",
+    installer: str = "uv",
     kb: Knowledge | None = None,
     pytorch_index: str | None = None,
     variant_index: str | None = None,
@@ -407,12 +407,14 @@ def install_requirements(
     allow_cpu: bool = False,
     pre: bool = False,
     verify_after: bool = True,
+    wrap_backend: Callable[[Installer], Installer] | None = None,
 ) -> InstallOutcome:
     """``wheelfit install``: plan for the machine (or ``target``), install into ``python``'s environment, verify.
 
     The environment is described and the machine detected at the same time; its Python is the plan's.
+    ``wrap_backend`` wraps the installer backend (the command line imports its renderer while the backend runs).
     """
-    if isinstance(installer, str) and installer not in ("uv", "pip"):
+    if installer not in ("uv", "pip"):  # before anything runs; backend() says the same to its own callers
         raise WheelfitError(f"--installer {installer}: use uv or pip")
     from .install.target_env import start_inspect
 
@@ -432,7 +434,9 @@ def install_requirements(
         family or ["torch"], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
         variant_index=variant_index, allow_cpu=allow_cpu, pre=pre,
     )  # fmt: skip
-    runner = backend(installer, env) if isinstance(installer, str) else installer(env)
+    runner = backend(installer, env)
+    if wrap_backend is not None:
+        runner = wrap_backend(runner)
     result = install(
         chosen, env, source=wheel_source(chosen, network, config), installer=runner,
         index_url=config.default_index, environ=environ, extra=other, dry_run=dry_run, offline=config.offline,

@@ -23,10 +23,8 @@ from .app import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from ..install.backend import BackendRequest, BackendResult, Installer
-    from ..install.target_env import TargetEnv
 
 __all__ = ["install", "verify"]
 
@@ -92,7 +90,7 @@ def install(
             target=target,
             sysroot=sysroot,
             probe_timeout=probe_timeout,
-            installer=installer if as_json else _renderer_loading(installer),
+            installer=installer,
             kb=kb,
             pytorch_index=pytorch_index,
             variant_index=variant_index,
@@ -101,6 +99,7 @@ def install(
             allow_cpu=allow_cpu,
             pre=pre,
             verify_after=not no_verify,
+            wrap_backend=None if as_json else _renderer_loading,
         )
     if as_json:
         print_json(outcome.to_dict())
@@ -112,17 +111,9 @@ def install(
         raise typer.Exit(1)
 
 
-def _renderer_loading(name: str) -> str | Callable[[TargetEnv], Installer]:
-    """The backend ``name``, importing the summary's renderer on a thread while the backend runs."""
-    if name not in ("uv", "pip"):
-        return name  # the library says what is wrong with it
-
-    def make(env: TargetEnv) -> Installer:
-        from .. import api
-
-        return _LoadingWhileItRuns(api.backend(name, env), "rich.console")
-
-    return make
+def _renderer_loading(backend: Installer) -> Installer:
+    """``backend``, importing the summary's renderer on a thread while it runs."""
+    return _LoadingWhileItRuns(backend, "rich.console")
 
 
 class _LoadingWhileItRuns:
