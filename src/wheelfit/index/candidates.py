@@ -43,11 +43,17 @@ class _Page:
     error: str | None = None
 
 
-def labels_to_read(candidates: Sequence[Candidate], machine: Machine) -> list[str]:
-    """The per-variant indexes worth reading for this machine: its GPU's kind of build, and the CPU build."""
+def _kinds(machine: Machine) -> set[str]:
+    """The kinds of build worth reading for this machine: its GPU's, and the CPU build."""
     kinds = {"cpu"}
     if machine.gpus is not None and machine.gpus.kind in ("cuda", "rocm", "xpu"):
         kinds.add(machine.gpus.kind)
+    return kinds
+
+
+def labels_to_read(candidates: Sequence[Candidate], machine: Machine) -> list[str]:
+    """The per-variant indexes worth reading for this machine (:func:`_kinds`)."""
+    kinds = _kinds(machine)
     return list(dict.fromkeys(c.label for c in candidates if c.kind in kinds))
 
 
@@ -123,10 +129,8 @@ def gather_candidates(
 
 
 def _nightly_labels(kb: Knowledge, machine: Machine) -> list[str]:
-    """The variants of the knowledge base's nightly lines that serve this machine's kind of GPU (and ``cpu``)."""
-    kinds = {"cpu"}
-    if machine.gpus is not None and machine.gpus.kind in ("cuda", "rocm", "xpu"):
-        kinds.add(machine.gpus.kind)
+    """The variants of the knowledge base's nightly lines worth reading for this machine (:func:`_kinds`)."""
+    kinds = _kinds(machine)
     labels: list[str] = []
     for release in kb.releases_newest_first(nightly=True):
         builds = release.platform(machine.platform_key)
