@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import WheelfitError
+from .errors import UsageError, WheelfitError
 
 if TYPE_CHECKING:
     import httpx
@@ -87,7 +87,7 @@ def detect(
     from .probe import detect as run_detect
 
     if sysroot is not None and not sysroot.is_dir():
-        raise WheelfitError(f"--sysroot {sysroot} is not a directory")
+        raise UsageError(f"--sysroot {sysroot} is not a directory")
     return run_detect(System.from_sysroot(sysroot, environ=environ, command_timeout=probe_timeout), disabled=disabled)
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-__all__ = ["ProviderError", "ReportError", "WheelfitError", "first_line"]
+__all__ = ["ProviderError", "ReportError", "UsageError", "WheelfitError", "first_line"]
 
 
 class WheelfitError(Exception):
     """All errors raised by wheelfit's own code."""
+
+
+class UsageError(WheelfitError):
+    """What the user typed cannot be read (an unknown ``--target`` key or value, a malformed option): exit
+    status 2, as uv's and click's usage errors. Everything else wheelfit refuses is a failure (1)."""
 
 
 class ReportError(WheelfitError, ValueError):

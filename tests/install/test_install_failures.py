@@ -47,7 +47,7 @@ def test_failure_midway_through_the_installer_is_rolled_back(
     python = venv_with_cpu_torch
     before_pkgs, before_tree = installed(python, env), tree(tmp_path / "venv")
     code, err = _install(index, python, env, "torch", "clash-b", "--target", RTX_4090)
-    assert code == 2
+    assert code == 1
     assert "the environment was left as it was" in error_line(err)
     assert installed(python, env) == before_pkgs
     assert before_pkgs["torch"] == "2.15.0+cpu"
@@ -70,7 +70,7 @@ def test_wheel_with_a_path_traversal_member_is_refused_before_anything_is_writte
     before_pkgs, before_tree = installed(python, env), tree(tmp_path / "venv")
     argv = ["install", "torch", "--target", "xpu=bmg", "--python", str(python)]
     done = run_wheelfit([*argv, "--pytorch-index", f"{index.url}/hostile", "--index-url", index.default], env)
-    assert done.returncode == 2
+    assert done.returncode == 1
     assert "climbs out of the install directory" in error_line(done.stderr)
     assert hostile.name in done.stderr
     assert installed(python, env) == before_pkgs
@@ -87,7 +87,7 @@ def test_torch_family_dependency_missing_from_the_variant_index(
     before_pkgs, before_tree = installed(python, env), tree(tmp_path / "venv")
     argv = ["install", "torch", "--target", RTX_4090, "--python", str(python)]
     done = run_wheelfit([*argv, "--pytorch-index", f"{index.url}/gappy", "--index-url", index.default], env)
-    assert done.returncode == 2
+    assert done.returncode == 1
     line = error_line(done.stderr)
     assert "triton==3.6.0 (needed by torch 2.15.0+cu130)" in line
     assert f"{index.url}/gappy/cu130" in line
@@ -102,7 +102,7 @@ def test_an_environment_wheelfit_cannot_write_to_is_one_line_and_untouched(
     (tmp_path / "venv" / ".wheelfit.lock").mkdir()  # the lock file cannot be created there
     before = tree(tmp_path / "venv")
     code, err = _install(index, python, env, "torch", "--target", RTX_4090)
-    assert code == 2
+    assert code == 1
     assert "cannot create the lock file" in error_line(err) and "nothing was installed" in err
     assert tree(tmp_path / "venv") == before
 
@@ -167,7 +167,7 @@ def test_a_snapshot_cut_short_is_deleted_and_one_of_other_directories_is_refused
     Snapshot([elsewhere], prefix / ".wheelfit-rollback-2")
     before = tree(prefix)
     code, err = _install(index, python, env, "torch", "--target", "os=linux", "--no-verify")
-    assert code == 2
+    assert code == 1
     assert "a rollback snapshot of other directories" in error_line(err)
     assert elsewhere.is_dir() and tree(prefix) == before
 
@@ -180,7 +180,7 @@ def test_a_trust_store_that_cannot_be_loaded_is_one_line_and_untouched(
     before = tree(tmp_path / "venv")
     missing = tmp_path / "corporate-ca.pem"
     code, err = _install(index, python, {**env, "SSL_CERT_FILE": str(missing)}, "torch", "--target", RTX_4090)
-    assert code == 2
+    assert code == 1
     assert error_line(err) == (
         f"wheelfit: error: cannot load the TLS trust store from SSL_CERT_FILE={missing} (No such file or directory); "
         "point it at a PEM file of CA certificates or unset it"

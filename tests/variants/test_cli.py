@@ -90,7 +90,7 @@ def test_rank_a_url_equals_the_file(realdata: Path, server: str) -> None:
     target = ("--target", "cuda=12.0,driver=580.95.05")
     assert rank_json(f"{server}/{TORCH_29}", *target) == rank_json(str(realdata / TORCH_29), *target)
     missing = wheelfit("rank", f"{server}/torch-9.9.9-variants.json", *target)
-    assert missing.returncode == 2
+    assert missing.returncode == 1
     expected = f"{server}/torch-9.9.9-variants.json: HTTP 404 File not found; check the URL or try again later"
     assert missing.stderr.strip() == f"wheelfit: error: {expected}"
 
@@ -99,13 +99,13 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad-variants.json"
     bad.write_text('{"$schema": "https://variants-schema.wheelnext.dev/v1.0.0.json"')
     r = wheelfit("rank", str(bad), "--target", "os=linux")
-    assert r.returncode == 2 and r.stderr.startswith("wheelfit: error: bad-variants.json: not valid JSON")
+    assert r.returncode == 1 and r.stderr.startswith("wheelfit: error: bad-variants.json: not valid JSON")
     bad.write_text(json.dumps({"$schema": "https://variants-schema.wheelnext.dev/v1.0.0.json"}))
     r = wheelfit("show", str(bad))
-    assert r.returncode == 2 and "schema version 1.0.0 is not supported" in r.stderr
+    assert r.returncode == 1 and "schema version 1.0.0 is not supported" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     r = wheelfit("show", str(tmp_path / "nope.json"))
-    assert r.returncode == 2 and "no such file" in r.stderr
+    assert r.returncode == 1 and "no such file" in r.stderr
 
 
 def test_show_prints_every_variant_and_provider(realdata: Path) -> None:

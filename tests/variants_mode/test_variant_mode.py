@@ -252,7 +252,7 @@ def test_cli_malformed_variants_json(tmp_path: Path, realdata: Path) -> None:
     )
     with serve(tmp_path / "srv") as url:
         r = wheelfit(tmp_path, "--target=os=linux,python=3.12", "--variant-index", f"{url}/whl/variant")
-    assert r.returncode == 2 and r.stdout == ""
+    assert r.returncode == 1 and r.stdout == ""
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("wheelfit: error: torch-2.10.0-variants.json: default-priorities")
 

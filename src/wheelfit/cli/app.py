@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import __version__
-from ..errors import WheelfitError
+from ..errors import UsageError, WheelfitError
 
 if TYPE_CHECKING:
     from ..kb.matrix import Knowledge
@@ -180,11 +180,11 @@ def print_json(data: object) -> None:
 
 
 def error_status(exc: Exception) -> int:
-    """Say what failed in one line on stderr, never a traceback: 2 for a library error (it says what to do),
-    70 for anything else (a bug)."""
+    """Say what failed in one line on stderr, never a traceback. The status is uv's: 2 for a usage error, 1 for
+    any other refusal or failure (it says what to do), 70 for anything else (a bug)."""
     if isinstance(exc, WheelfitError):
         sys.stderr.write(f"wheelfit: error: {exc}\n")
-        return 2
+        return 2 if isinstance(exc, UsageError) else 1
     sys.stderr.write(f"wheelfit: internal error: {type(exc).__name__}: {exc} (please report this)\n")
     return 70
 

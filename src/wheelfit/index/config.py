@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..errors import WheelfitError
+from ..errors import UsageError
 
 __all__ = [
     "DEFAULT_INDEX_URL",
@@ -28,7 +28,7 @@ DEFAULT_INDEX_URL = "https://pypi.org/simple"
 _INDEX_ENV = ("WHEELFIT_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
 
 
-class IndexConfigError(WheelfitError, ValueError):
+class IndexConfigError(UsageError, ValueError):
     """An index URL from an option or a variable is not an http(s) URL."""
 
 

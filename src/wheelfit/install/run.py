@@ -14,10 +14,10 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from ..errors import first_line
+from ..errors import UsageError, first_line
 from ..resolve.plan import Plan
 from .backend import BackendRequest, BackendResult, Installer, constraints_text
-from .errors import BackendError, InstallError
+from .errors import BackendError
 from .family import TORCH_FAMILY, is_torch_family
 from .gather import FetchedWheel, WheelSource, gather_family
 from .target_env import TargetEnv
@@ -70,7 +70,7 @@ def split_requirements(specs: Sequence[str]) -> tuple[list[str], list[str]]:
         try:
             name = Requirement(spec).name
         except InvalidRequirement as exc:
-            raise InstallError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
+            raise UsageError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
         (family if is_torch_family(name) else other).append(spec)
     return family, other
 

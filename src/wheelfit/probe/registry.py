@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from wheelfit_probekit import Provider
 
-from ..errors import ProviderError
+from ..errors import UsageError
 
 __all__ = ["GROUP", "LoadedProvider", "PluginEntry", "discover", "load"]
 
@@ -81,7 +81,7 @@ def discover(disabled: Iterable[str] = (), path: Sequence[str] | None = None) ->
                     found.setdefault(name, PluginEntry(name, value, dist))
     unknown = sorted(skip - names_seen)
     if unknown:  # a typo must not silently leave the detector running
-        raise ProviderError(
+        raise UsageError(
             f"--disable-provider {unknown[0]}: no detector plugin has that name "
             f"(installed: {', '.join(sorted(names_seen)) or 'none'})"
         )

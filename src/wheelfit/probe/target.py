@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import WheelfitError
+from ..errors import UsageError
 from ..report import Accelerator, Cpu, HardwareReport, Platform
 
 __all__ = ["OVERRIDE_VARIABLES", "TargetError", "apply_overrides", "load_target"]
@@ -46,7 +46,7 @@ _DEVICE_IP_FAMILY = {
 }
 
 
-class TargetError(WheelfitError, ValueError):
+class TargetError(UsageError, ValueError):
     """A ``--target`` or override value cannot be read."""
 
 

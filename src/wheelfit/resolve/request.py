@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from ..errors import first_line
+from ..errors import UsageError, first_line
 from ..kb.overrides import rocm_known_broken, rocm_overrides
 from .machine import ResolveError
 
@@ -41,7 +41,7 @@ class Request:
             try:
                 req = Requirement(spec)
             except InvalidRequirement as exc:
-                raise ResolveError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
+                raise UsageError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
             name = canonicalize_name(req.name)
             if name != "torch" and name not in COMPANIONS:
                 raise ResolveError(
