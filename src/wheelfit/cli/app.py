@@ -205,7 +205,7 @@ def run(args: list[str]) -> int:
 
 def _register_more_commands() -> None:
     """Commands that live in their own modules register on ``app`` when imported."""
-    from . import install_cmd, variants_cmd  # noqa: F401
+    from . import install_cmd, variants_cmd, verify_cmd  # noqa: F401
 
 
 _register_more_commands()

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from ..install.backend import BackendRequest, BackendResult, Installer
 
-__all__ = ["install", "verify"]
+__all__ = ["PythonOpt", "install"]
 
 PythonOpt = Annotated[
     str | None,
@@ -132,40 +132,3 @@ class _LoadingWhileItRuns:
 
         threading.Thread(target=importlib.import_module, args=(self.module,), daemon=True).start()
         return self.backend.install(request)
-
-
-@app.command()
-def verify(
-    python: PythonOpt = None,
-    target: TargetOpt = None,
-    sysroot: SysrootOpt = None,
-    probe_timeout: TimeoutOpt = 15.0,
-    kb_file: KbOpt = None,
-    pytorch_index: PytorchIndexOpt = None,
-    variant_index: VariantIndexOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Import torch in an environment and check it is the build this machine (or --target) should have."""
-    from .. import api
-
-    kb = knowledge(kb_file)
-    with api.network(os.environ) as net:
-        outcome = api.verify_environment(
-            environ=os.environ,
-            network=net,
-            python=python,
-            target=target,
-            sysroot=sysroot,
-            probe_timeout=probe_timeout,
-            kb=kb,
-            pytorch_index=pytorch_index,
-            variant_index=variant_index,
-        )
-    if as_json:
-        print_json(outcome.to_dict())
-    else:
-        from .render import render_verify
-
-        render_verify(outcome.verification, outcome.env.executable)
-    if not outcome.verification.ok:
-        raise typer.Exit(1)

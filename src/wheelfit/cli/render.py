@@ -10,12 +10,12 @@ from rich.table import Table
 from ..kb import device_note
 from ..report import Accelerator, HardwareReport
 from ..resolve.plan import Plan
+from .render_verify import render_verify
 
 if TYPE_CHECKING:
     from ..api import InstallOutcome
-    from ..install.verify import Verification
 
-__all__ = ["render_install", "render_plan", "render_report", "render_verify"]
+__all__ = ["render_install", "render_plan", "render_report"]
 
 _NOTABLE_FEATURES = (
     "avx512f",
@@ -154,14 +154,3 @@ def render_install(outcome: InstallOutcome, console: Console | None = None) -> N
         con.print(f"[dim]{result.backend} found nothing to change.[/]")
     if outcome.verification is not None:
         render_verify(outcome.verification, env.executable, con)
-
-
-def render_verify(verification: Verification, python: str, console: Console | None = None) -> None:
-    con = console or Console()
-    marks = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "[yellow]--[/]"}
-    for c in verification.checks:
-        con.print(f"  {marks[c.ok]}  {c.name:8} {c.detail}")
-    if verification.ok:
-        con.print(f"[bold green]verified[/]: torch in {python} is the planned build")
-    else:
-        con.print(f"[bold red]not the planned build[/]: torch in {python} does not match the plan")
