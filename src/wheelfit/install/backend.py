@@ -23,6 +23,14 @@ class BackendRequest:
     dry_run: bool = False
     environ: Mapping[str, str] = field(default_factory=dict)
     offline: bool = False
+    #: More indexes for what is not torch-family (``--extra-index-url``); the constraints keep torch-family off them.
+    extra_index_urls: tuple[str, ...] = ()
+    #: ``-U``: newer versions of the requirements already installed (pip's and uv's ``--upgrade``).
+    upgrade: bool = False
+    #: ``--reinstall``: reinstall what is already installed (uv's ``--reinstall``, pip's ``--force-reinstall``).
+    reinstall: bool = False
+    #: ``--no-deps``: the requirements alone.
+    no_deps: bool = False
 
 
 @dataclass(frozen=True)

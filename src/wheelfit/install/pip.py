@@ -13,6 +13,8 @@ from .errors import BackendError
 
 __all__ = ["PipInstaller"]
 
+#: pip's spelling of the :class:`BackendRequest` switches.
+_FLAGS = (("--upgrade", "upgrade"), ("--force-reinstall", "reinstall"), ("--no-deps", "no_deps"))
 _WOULD = re.compile(r"^Would install (.*)$", re.MULTILINE)
 _DONE = re.compile(r"^Successfully installed (.*)$", re.MULTILINE)
 _UNINSTALL = re.compile(r"^\s*Successfully uninstalled (\S+)-(\S+)$", re.MULTILINE)
@@ -30,8 +32,11 @@ class PipInstaller:
         else:
             argv = [sys.executable, "-m", "pip", "--python", request.python]
         argv += ["install", "--disable-pip-version-check", "--no-input", "--index-url", request.index_url]
+        for url in request.extra_index_urls:
+            argv += ["--extra-index-url", url]
         if request.constraints is not None:
             argv += ["--constraint", str(request.constraints)]
+        argv += [flag for flag, on in _FLAGS if getattr(request, on)]
         if request.dry_run:
             argv.append("--dry-run")
         if request.offline:

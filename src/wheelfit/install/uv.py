@@ -11,6 +11,8 @@ from .errors import BackendError
 
 __all__ = ["UvInstaller", "find_uv"]
 
+#: uv's spelling of the :class:`BackendRequest` switches.
+_FLAGS = (("--upgrade", "upgrade"), ("--reinstall", "reinstall"), ("--no-deps", "no_deps"))
 _CHANGE = re.compile(r"^\s*([+-])\s+(\S+?)(?:==|\s@\s)(\S+)")
 
 
@@ -33,8 +35,11 @@ class UvInstaller:
     def install(self, request: BackendRequest) -> BackendResult:
         argv = [self.uv or find_uv(), "pip", "install", "--python", request.python, "--index-url", request.index_url]
         argv += ["--index-strategy", "first-index", "--no-progress"]
+        for url in request.extra_index_urls:
+            argv += ["--extra-index-url", url]
         if request.constraints is not None:
             argv += ["--constraints", str(request.constraints)]
+        argv += [flag for flag, on in _FLAGS if getattr(request, on)]
         if request.dry_run:
             argv.append("--dry-run")
         if request.offline:
