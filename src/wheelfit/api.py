@@ -31,9 +31,10 @@ if TYPE_CHECKING:
     from .index.config import IndexConfig
     from .install.backend import Installer
     from .install.gather import WheelSource
-    from .install.run import InstallResult
+    from .install.run import InstallOptions, InstallResult
     from .install.target_env import TargetEnv
     from .install.verify import TorchFacts, Verification
+    from .install.wanted import Wanted
     from .kb.matrix import Knowledge
     from .report import HardwareReport
     from .resolve import Request
@@ -302,16 +303,20 @@ def _variant_plan(
 # -- installing -----------------------------------------------------------------------------------------------
 
 
-def target_python(python: str | None, environ: Mapping[str, str]) -> str:
-    """The environment to install into: ``python``, else ``$VIRTUAL_ENV``'s interpreter, else wheelfit's own."""
-    if python:
-        return python
-    venv = environ.get("VIRTUAL_ENV")
-    if venv:
-        for rel in ("bin/python", "Scripts/python.exe"):
-            if (Path(venv) / rel).exists():
-                return str(Path(venv) / rel)
-    return sys.executable
+def target_python(
+    python: str | None,
+    environ: Mapping[str, str],
+    *,
+    cwd: Path | None = None,
+    system: bool = False,
+    read_only: bool = False,
+) -> str:
+    """The environment's interpreter, found as uv finds it: ``python`` (an interpreter or a venv directory),
+    ``$VIRTUAL_ENV``, ``$CONDA_PREFIX``, a ``.venv`` in ``cwd`` or above; the Python on ``PATH`` only with
+    ``system`` (or for a command that only reads, ``read_only``). Never wheelfit's own environment by default."""
+    from .install.find_env import find_python
+
+    return find_python(python, environ, cwd or Path.cwd(), system=system, read_only=read_only)
 
 
 def backend(name: str, env: TargetEnv) -> Installer:
@@ -352,26 +357,27 @@ def wheel_source(plan: Plan, network: Network, config: IndexConfig) -> WheelSour
 
 
 def install(
-    plan: Plan,
+    plan: Plan | None,
     env: TargetEnv,
     *,
-    source: WheelSource,
+    source: WheelSource | None,
     installer: Installer,
     index_url: str,
     environ: Mapping[str, str],
     extra: Sequence[str] = (),
     dry_run: bool = False,
     offline: bool = False,
+    options: InstallOptions | None = None,
 ) -> InstallResult:
     """Install ``plan`` into ``env``: its torch-family wheels from ``source`` (and only from there), ``extra``
     requirements from ``index_url``, all or nothing. ``source`` and ``installer`` are small interfaces
-    (:class:`~wheelfit.install.gather.WheelSource`, :class:`~wheelfit.install.backend.Installer`)."""
-    from .install.run import install_plan
+    (:class:`~wheelfit.install.gather.WheelSource`, :class:`~wheelfit.install.backend.Installer`); ``options``
+    (:class:`~wheelfit.install.run.InstallOptions`), when given, replaces the keywords after ``installer``."""
+    from .install.run import InstallOptions, install_plan
 
-    return install_plan(
-        plan, env, source, installer, index_url=index_url, environ=environ, extra=extra, dry_run=dry_run,
-        offline=offline,
-    )  # fmt: skip
+    if options is None:
+        options = InstallOptions(index_url, environ, tuple(extra), dry_run=dry_run, offline=offline)
+    return install_plan(plan, env, source, installer, options)
 
 
 @dataclass(frozen=True)
@@ -408,21 +414,33 @@ def install_requirements(
     pre: bool = False,
     verify_after: bool = True,
     wrap_backend: Callable[[Installer], Installer] | None = None,
+    constraints: Sequence[str] = (),
+    extra_index_urls: Sequence[str] = (),
+    upgrade: bool = False,
+    reinstall: bool = False,
+    no_deps: bool = False,
+    system: bool = False,
+    cwd: Path | None = None,
 ) -> InstallOutcome:
-    """``wheelfit install``: plan for the machine (or ``target``), install into ``python``'s environment, verify.
+    """``wheelfit install``: plan for the machine (or ``target``), install into the environment, verify.
 
-    The environment is described and the machine detected at the same time; its Python is the plan's.
+    The environment is ``python`` or the one uv would find (:func:`target_python`; ``system`` allows the
+    Python on ``PATH``). It is described and the machine detected at the same time; its Python is the plan's.
+    As pip and uv do, a torch already installed that meets the request is kept (unless ``upgrade``), here only
+    when it also has kernels for the machine. Requirements that name no torch-family package are installed
+    alone. ``constraints`` are requirement strings (``-c``): on torch-family names they narrow the plan.
     ``wrap_backend`` wraps the installer backend (the command line imports its renderer while the backend runs).
     """
     if installer not in ("uv", "pip"):  # before anything runs; backend() says the same to its own callers
-        raise WheelfitError(f"--installer {installer}: use uv or pip")
+        raise UsageError(f"--installer {installer}: use uv or pip")
     from .install.target_env import start_inspect
 
     # First: the child process that describes the environment (~0.15 s) runs while everything else is imported.
-    pending = start_inspect(target_python(python, environ), environ)
+    pending = start_inspect(target_python(python, environ, cwd=cwd, system=system), environ)
     from .index.config import resolve_index_config
-    from .install.run import split_requirements
-    family, other = split_requirements(requirements or ["torch"])
+    from .install.run import InstallOptions
+    from .install.wanted import sort_wanted
+
     config = resolve_index_config(environ, pytorch_index=pytorch_index, index_url=index_url, offline=network.offline)
     network.prepare()  # on a thread, while this one waits for the child process (no contention for the GIL)
     here = machine(
@@ -430,23 +448,118 @@ def install_requirements(
         python=lambda: _full_python(pending.result()),
     )  # fmt: skip
     env = pending.result()
-    chosen = plan(
-        family or ["torch"], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
-        variant_index=variant_index, allow_cpu=allow_cpu, pre=pre,
-    )  # fmt: skip
+    wanted = sort_wanted(requirements or ["torch"], constraints, env.markers)
+    notes = list(wanted.skipped)
+    if extra_index_urls:
+        notes.append(
+            "--extra-index-url is used only for packages that are not torch-family; torch-family packages come "
+            "only from the plan's index"
+        )
+    chosen: Plan | None = None
+    source: WheelSource | None = None
+    if wanted.asks_family:
+        chosen, source, why = _plan_install(
+            wanted, here, env, environ=environ, network=network, config=config, kb=kb, variant_index=variant_index,
+            allow_cpu=allow_cpu, pre=pre, upgrade=upgrade,
+        )  # fmt: skip
+        notes += why
     runner = backend(installer, env)
     if wrap_backend is not None:
         runner = wrap_backend(runner)
-    result = install(
-        chosen, env, source=wheel_source(chosen, network, config), installer=runner,
-        index_url=config.default_index, environ=environ, extra=other, dry_run=dry_run, offline=config.offline,
+    options = InstallOptions(
+        config.default_index, environ, wanted.other, tuple(extra_index_urls), wanted.constraints, wanted.extras,
+        dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
     )  # fmt: skip
+    result = install(chosen, env, source=source, installer=runner, index_url=config.default_index, environ=environ,
+                     options=options)  # fmt: skip
+    if notes:
+        result = replace(result, notes=(*notes, *result.notes))
     checked = None
-    if verify_after and not dry_run:
+    if verify_after and not dry_run and chosen is not None:
         from .install.verify import probe_torch
 
         checked = verify(chosen, probe_torch(env.executable, environ))
     return InstallOutcome(result, env, checked)
+
+
+def _plan_install(
+    wanted: Wanted,
+    here: Target,
+    env: TargetEnv,
+    *,
+    environ: Mapping[str, str],
+    network: Network,
+    config: IndexConfig,
+    kb: Knowledge | None,
+    variant_index: str | None,
+    allow_cpu: bool,
+    pre: bool,
+    upgrade: bool,
+) -> tuple[Plan, WheelSource, list[str]]:
+    """The plan an install follows, where its torch-family wheels come from, and what the user should know.
+
+    Kept: an installed torch that meets the request and has kernels here (no ``upgrade``). A torch given as a
+    file is planned at its own version, its companions and Triton from that build's index, and judged: a
+    file without kernels for this machine is installed as asked, with the reason as a warning.
+    """
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    from .install.direct import DirectFile, DirectSource, direct_file
+
+    def plan_for(torch: str, exact: bool = False) -> Plan:
+        return plan(
+            [torch, *companions], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
+            variant_index=variant_index, allow_cpu=allow_cpu, pre=pre or exact,
+        )  # fmt: skip
+
+    notes: list[str] = []
+    given: dict[str, DirectFile] = {canonicalize_name(d.name): d for d in map(direct_file, wanted.direct)}
+    asked = next((r for r in wanted.family if canonicalize_name(r.name) == "torch"), None)
+    companions = [str(r) for r in wanted.family if canonicalize_name(r.name) not in given and r is not asked]
+    torch_file = given.get("torch")
+    have = next((v for n, v in env.installed.items() if canonicalize_name(n) == "torch"), None)
+    chosen: Plan | None = None
+    if torch_file is not None:
+        try:
+            chosen = plan_for(f"torch=={torch_file.version}", exact=True)
+        except WheelfitError as exc:
+            notes.append(f"{torch_file.link.filename} is installed as given, but: {exc}")
+            chosen = plan_for(f"torch=={torch_file.version.public}", exact=True)
+        chosen = _with_pin(chosen, "torch", str(torch_file.version))
+    elif have is not None and not upgrade:
+        try:
+            meets = asked is None or asked.specifier.contains(Version(have), prereleases=True)
+        except InvalidVersion:
+            meets = False
+        if meets:
+            try:
+                chosen = plan_for(f"torch=={have}", exact=True)
+            except WheelfitError as exc:
+                notes.append(f"the installed torch {have} is replaced: {exc}")
+            else:
+                pin = next(p.version for p in chosen.packages if p.name == "torch")
+                notes.append(
+                    f"torch {have} is installed and has kernels for this machine: kept (-U upgrades it)"
+                    if pin == have
+                    else f"torch {have} is installed; its build for this machine is {pin}, which replaces it"
+                )
+    if chosen is None:
+        chosen = plan_for(str(asked) if asked is not None else "torch")
+    source: WheelSource = wheel_source(chosen, network, config)
+    if given:
+        source = DirectSource(source, given, network.downloader)
+    return chosen, source, notes
+
+
+def _with_pin(chosen: Plan, name: str, version: str) -> Plan:
+    """``chosen`` with ``name`` pinned at exactly ``version`` (a file the user gave)."""
+    from .resolve.plan import PackagePin
+
+    pins = tuple(
+        PackagePin(p.name, version, f"{p.name}=={version}") if p.name == name else p for p in chosen.packages
+    )
+    return replace(chosen, packages=pins)
 
 
 def _full_python(env: TargetEnv) -> str:
@@ -496,7 +609,7 @@ def verify_environment(
     from .install.target_env import start_inspect
     from .install.verify import probe_torch
 
-    py = target_python(python, environ)
+    py = target_python(python, environ, read_only=True)
     pending = start_inspect(py, environ)  # the environment is described while torch imports
     facts = probe_torch(py, environ)
     env = pending.result()

@@ -1,4 +1,4 @@
-"""``wheelfit install`` and ``wheelfit verify``: registered on the app when this module is imported."""
+"""``wheelfit install``: registered on the app when this module is imported."""
 
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ PythonOpt = Annotated[
     str | None,
     typer.Option(
         "--python",
-        help="The environment to use: its Python interpreter (default: $VIRTUAL_ENV's, else wheelfit's own).",
+        "-p",
+        help="The environment: a Python interpreter or a virtual environment's directory (default: $VIRTUAL_ENV, "
+        "$CONDA_PREFIX, or a .venv here or above, as uv finds it).",
         metavar="PATH",
     ),
 ]
@@ -72,6 +74,24 @@ def install(
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Skip importing torch afterwards (`wheelfit verify` does it later).")
     ] = False,
+    extra_index_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--extra-index-url",
+            help="More indexes for packages that are not torch-family (torch-family come only from the plan's index).",
+            metavar="URL",
+        ),
+    ] = None,
+    upgrade: Annotated[
+        bool, typer.Option("--upgrade", "-U", help="Upgrade what is installed already, torch included.")
+    ] = False,
+    reinstall: Annotated[bool, typer.Option("--reinstall", help="Reinstall even what is installed already.")] = False,
+    no_deps: Annotated[bool, typer.Option("--no-deps", help="Install the requirements without dependencies.")] = False,
+    system: Annotated[
+        bool, typer.Option("--system", help="With no virtual environment, install into the Python on PATH.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print what the installer printed.")] = False,
 ) -> None:
     """Install the PyTorch build that has kernels for this machine (or --target) into an environment."""
     from .. import api
@@ -79,7 +99,7 @@ def install(
 
     kb = knowledge(kb_file)
     with (
-        Downloads(quiet=as_json) as downloads,
+        Downloads(quiet=as_json or quiet) as downloads,
         api.network(os.environ, offline=offline, progress=downloads.update) as net,
     ):
         outcome = api.install_requirements(
@@ -99,14 +119,19 @@ def install(
             allow_cpu=allow_cpu,
             pre=pre,
             verify_after=not no_verify,
-            wrap_backend=None if as_json else _renderer_loading,
+            wrap_backend=None if as_json or quiet else _renderer_loading,
+            extra_index_urls=extra_index_url or (),
+            upgrade=upgrade,
+            reinstall=reinstall,
+            no_deps=no_deps,
+            system=system,
         )
     if as_json:
         print_json(outcome.to_dict())
-    else:
+    elif not quiet:
         from .render import render_install
 
-        render_install(outcome)
+        render_install(outcome, verbose=verbose)
     if outcome.verification is not None and not outcome.verification.ok:
         raise typer.Exit(1)
 

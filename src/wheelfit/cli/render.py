@@ -119,10 +119,15 @@ def render_plan(plan: Plan, console: Console | None = None) -> None:
         con.print(table)
 
 
-def render_install(outcome: InstallOutcome, console: Console | None = None) -> None:
+def render_install(outcome: InstallOutcome, console: Console | None = None, *, verbose: bool = False) -> None:
     con = console or Console()
     result, env = outcome.result, outcome.env
+    if verbose and result.output:
+        con.print(result.output, markup=False, highlight=False, style="dim")
     plan = result.plan
+    if plan is None:
+        _render_other_only(outcome, con)
+        return
     for note in (*plan.warnings, *result.notes):
         con.print(f"[yellow]![/] {note}")
     changed = bool(result.installs or result.removes)
@@ -154,3 +159,18 @@ def render_install(outcome: InstallOutcome, console: Console | None = None) -> N
         con.print(f"[dim]{result.backend} found nothing to change.[/]")
     if outcome.verification is not None:
         render_verify(outcome.verification, env.executable, con)
+
+
+def _render_other_only(outcome: InstallOutcome, con: Console) -> None:
+    """An install that asked for no torch-family package: what the backend did, and the guard that stayed on."""
+    result = outcome.result
+    for note in result.notes:
+        con.print(f"[yellow]![/] {note}")
+    head = "Would install" if result.dry_run else "Installed" if result.installs or result.removes else "Nothing to do:"
+    con.print(f"[bold green]{head}[/] into {outcome.env.prefix} ({result.backend}), from {result.index_url}")
+    for item in result.installs:
+        con.print(f"  {item}")
+    if result.removes:
+        con.print("[bold]Replacing[/]  " + ", ".join(result.removes))
+    con.print("[dim]No torch-family package was asked for: none was taken from the default index.[/]")
+

@@ -64,9 +64,11 @@ class Installer(Protocol):
     def install(self, request: BackendRequest) -> BackendResult: ...
 
 
-def constraints_text(blocked: Sequence[str]) -> str:
+def constraints_text(blocked: Sequence[str], kept: Mapping[str, str] | None = None) -> str:
     """``name<0`` matches no version: a dependency on a blocked name fails to resolve instead of reaching the
-    default index."""
+    default index. A ``kept`` name (installed already, not in the plan) is held at its installed version, which
+    the installer finds in the environment and never looks up."""
     lines = ["# written by wheelfit: torch-family packages come only from the variant index"]
     lines += [f"{name}<0" for name in sorted(blocked)]
+    lines += [f"{name}=={version}" for name, version in sorted((kept or {}).items())]
     return "\n".join(lines) + "\n"

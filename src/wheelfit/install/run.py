@@ -7,7 +7,7 @@ import os
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +20,39 @@ from .backend import BackendRequest, BackendResult, Installer, constraints_text
 from .errors import BackendError
 from .family import TORCH_FAMILY, is_torch_family
 from .gather import FetchedWheel, WheelSource, gather_family
+from .prefetch import warm_backend_cache
 from .target_env import TargetEnv
 from .transaction import SNAPSHOT_PREFIX, Snapshot, env_lock, interrupted, recover_interrupted
 
-__all__ = ["InstallResult", "install_plan", "split_requirements"]
+__all__ = ["InstallOptions", "InstallResult", "install_plan", "split_requirements"]
+
+
+@dataclass(frozen=True)
+class InstallOptions:
+    """How to install, beyond the plan: what else to install from where, and pip's and uv's switches."""
+
+    #: The only index for everything that is not torch-family.
+    index_url: str
+    environ: Mapping[str, str]
+    #: Requirements that are not torch-family, as the user wrote them (for ``index_url``).
+    extra: tuple[str, ...] = ()
+    #: More indexes for what is not torch-family (``--extra-index-url``).
+    extra_index_urls: tuple[str, ...] = ()
+    #: The user's constraints on what is not torch-family (``-c``), as lines of a constraints file.
+    constraints: tuple[str, ...] = ()
+    #: Extras asked for on a torch-family package: ``{"torch": ("opt-einsum",)}``.
+    extras: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    dry_run: bool = False
+    offline: bool = False
+    upgrade: bool = False
+    reinstall: bool = False
+    no_deps: bool = False
 
 
 @dataclass(frozen=True)
 class InstallResult:
-    plan: Plan
+    #: ``None`` when nothing torch-family was asked for (``wheelfit install tinydep``).
+    plan: Plan | None
     backend: str
     index_url: str
     wheels: tuple[FetchedWheel, ...]
@@ -38,13 +62,15 @@ class InstallResult:
     dry_run: bool
     #: What the user should know beyond the install itself (an interrupted earlier install was undone).
     notes: tuple[str, ...] = ()
+    #: What the backend printed (``-v`` shows it).
+    output: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "dry_run": self.dry_run,
             "backend": self.backend,
             "default_index": self.index_url,
-            "plan": self.plan.to_dict(),
+            "plan": None if self.plan is None else self.plan.to_dict(),
             "torch_family": [
                 {
                     "name": w.name,
@@ -76,37 +102,48 @@ def split_requirements(specs: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def install_plan(
-    plan: Plan,
+    plan: Plan | None,
     env: TargetEnv,
-    source: WheelSource,
+    source: WheelSource | None,
     installer: Installer,
-    *,
-    index_url: str,
-    environ: Mapping[str, str],
-    extra: Sequence[str] = (),
-    dry_run: bool = False,
-    offline: bool = False,
+    options: InstallOptions,
 ) -> InstallResult:
-    """Install ``plan`` (plus ``extra`` non-torch requirements from ``index_url``) into ``env``, or with
-    ``dry_run`` say what that would do and change nothing in ``env``."""
-    pins = [Requirement(p.requirement) for p in plan.packages]
-    wheels = gather_family(pins, source, env)
+    """Install ``plan`` (plus ``options.extra`` from the default index) into ``env``, or with ``options.dry_run``
+    say what that would do and change nothing in ``env``.
+
+    Every torch-family name the plan does not bring is kept off the default index by the constraints file: at
+    the version installed already (a dependency may use it), else at none. ``plan=None`` installs the other
+    requirements alone, under the same constraints.
+    """
+    pins = [] if plan is None else [Requirement(p.requirement) for p in plan.packages]
+    with warm_backend_cache(
+        pins, source, env, installer.name, index_url=options.index_url, environ=options.environ,
+        extra=options.extra, extra_index_urls=options.extra_index_urls, constraints=options.constraints,
+        enabled=not (options.dry_run or options.offline or options.no_deps),
+    ):  # fmt: skip
+        wheels = gather_family(pins, source, env) if pins and source is not None else []
     taken = {w.name for w in wheels}
-    blocked = sorted(n for n in TORCH_FAMILY if n not in taken)
+    installed: dict[str, str] = {canonicalize_name(n): v for n, v in env.installed.items()}
+    blocked = sorted(n for n in TORCH_FAMILY if n not in taken and n not in installed)
+    kept = {n: installed[n] for n in TORCH_FAMILY if n not in taken and n in installed}
     with tempfile.TemporaryDirectory(prefix="wheelfit-") as tmp:
         constraints = Path(tmp) / "constraints.txt"
-        constraints.write_text(constraints_text(blocked))
+        constraints.write_text(constraints_text(blocked, kept) + "".join(f"{c}\n" for c in options.constraints))
         request = BackendRequest(
             python=env.executable,
-            requirements=(*(w.requirement for w in wheels), *extra),
-            index_url=index_url,
+            requirements=(*(_direct(w, options.extras) for w in wheels), *options.extra),
+            index_url=options.index_url,
             constraints=constraints,
-            dry_run=dry_run,
-            environ=environ,
-            offline=offline,
+            dry_run=options.dry_run,
+            environ=options.environ,
+            offline=options.offline,
+            extra_index_urls=options.extra_index_urls,
+            upgrade=options.upgrade,
+            reinstall=options.reinstall,
+            no_deps=options.no_deps,
         )
         notes: list[str] = []
-        if dry_run:
+        if options.dry_run:
             if interrupted(env.prefix):
                 notes.append(
                     f"an earlier wheelfit install into {env.prefix} was interrupted; a real install first puts the "
@@ -118,8 +155,10 @@ def install_plan(
         else:
             with env_lock(env.prefix):
                 notes += recover_interrupted(env.prefix, env.install_dirs)
-                if _changes_nothing(installer, request, wheels, env):
-                    return InstallResult(plan, installer.name, index_url, tuple(wheels), (), (), False, tuple(notes))
+                if not options.reinstall and _changes_nothing(installer, request, wheels, env):
+                    return InstallResult(
+                        plan, installer.name, options.index_url, tuple(wheels), (), (), False, tuple(notes)
+                    )
                 snapshot = Snapshot(env.install_dirs, env.prefix / f"{SNAPSHOT_PREFIX}{os.getpid()}")
                 try:
                     result = installer.install(request)
@@ -131,8 +170,17 @@ def install_plan(
                     raise BackendError(_explain(installer.name, result, blocked))
                 snapshot.discard()
     return InstallResult(
-        plan, installer.name, index_url, tuple(wheels), result.installs, result.removes, dry_run, tuple(notes)
-    )
+        plan, installer.name, options.index_url, tuple(wheels), result.installs, result.removes, options.dry_run,
+        tuple(notes), (result.stderr + result.stdout).strip(),
+    )  # fmt: skip
+
+
+def _direct(wheel: FetchedWheel, extras: Mapping[str, tuple[str, ...]]) -> str:
+    """``torch[opt-einsum] @ file:///...``: the fetched file, with the extras the user asked for on it."""
+    asked = extras.get(canonicalize_name(wheel.name), ())
+    if not asked:
+        return wheel.requirement
+    return f"{wheel.name}[{','.join(sorted(asked))}] @ {wheel.path.resolve().as_uri()}"
 
 
 def _changes_nothing(

@@ -1,0 +1,91 @@
+"""What the user asked ``wheelfit install`` for, sorted: torch-family requirements for the planner (with their
+extras, markers applied, constraints folded in), everything else for the backend as written. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from ..errors import UsageError, first_line
+from .family import is_torch_family
+
+__all__ = ["Wanted", "sort_wanted"]
+
+
+@dataclass(frozen=True)
+class Wanted:
+    #: Torch-family requirements for the planner: no extras, no markers, the user's constraints folded in.
+    family: tuple[Requirement, ...] = ()
+    #: Torch-family direct references (``torch @ https://...whl``, ``torch @ file:///...``), as written.
+    direct: tuple[Requirement, ...] = ()
+    #: Everything else, as written, for the backend and the default index.
+    other: tuple[str, ...] = ()
+    #: Constraints on names that are not torch-family, for the backend's constraints file.
+    constraints: tuple[str, ...] = ()
+    #: Extras asked for on torch-family packages: ``{"torch": ("opt-einsum",)}``.
+    extras: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Why a requirement was left out (its marker is false for this environment).
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def asks_family(self) -> bool:
+        return bool(self.family or self.direct)
+
+
+def _parse(text: str) -> Requirement:
+    try:
+        return Requirement(text)
+    except InvalidRequirement as exc:
+        raise UsageError(f"cannot read the requirement {text!r}: {first_line(exc)}") from exc
+
+
+def sort_wanted(
+    requirements: Sequence[str], constraints: Sequence[str], markers: Mapping[str, str]
+) -> Wanted:
+    """Sort ``requirements`` and ``constraints`` (requirement strings) for a target with ``markers``.
+
+    A torch-family constraint narrows the planner's requirement of the same name, as pip's ``-c`` narrows what
+    it may choose; it adds no package of its own.
+    """
+    family: dict[str, Requirement] = {}
+    direct: list[Requirement] = []
+    other: list[str] = []
+    extras: dict[str, tuple[str, ...]] = {}
+    skipped: list[str] = []
+    environment = {**markers, "extra": ""}
+    for text in requirements:
+        req = _parse(text)
+        if req.marker is not None and not req.marker.evaluate(environment):
+            skipped.append(f"{text}: its marker is false for this environment, skipped")
+            continue
+        name = canonicalize_name(req.name)
+        if not is_torch_family(name):
+            other.append(text)
+            continue
+        if req.extras:
+            extras[name] = tuple(sorted(set(extras.get(name, ())) | req.extras))
+        if req.url:
+            direct.append(req)
+            continue
+        plain = Requirement(f"{req.name}{req.specifier}")
+        if name in family:  # `torch>=2.8 torch<2.10`: both hold
+            plain = Requirement(f"{req.name}{family[name].specifier & plain.specifier}")
+        family[name] = plain
+    other_constraints: list[str] = []
+    for text in constraints:
+        req = _parse(text)
+        if req.marker is not None and not req.marker.evaluate(environment):
+            continue
+        name = canonicalize_name(req.name)
+        if not is_torch_family(name):
+            other_constraints.append(text)
+        elif req.url:
+            raise UsageError(f"constraint {text!r}: a direct reference cannot constrain; give a version specifier")
+        elif name in family:
+            family[name] = Requirement(f"{family[name].name}{family[name].specifier & req.specifier}")
+    return Wanted(
+        tuple(family.values()), tuple(direct), tuple(other), tuple(other_constraints), extras, tuple(skipped)
+    )
