@@ -15,7 +15,15 @@ from typing import Any
 from ..report import Accelerator
 from .jsonfile import Fields, load_json
 
-__all__ = ["DeviceNotes", "device_note", "load_device_notes", "nvidia_family"]
+__all__ = [
+    "DeviceNotes",
+    "device_note",
+    "known_compute_capabilities",
+    "known_gfx_targets",
+    "known_intel_families",
+    "load_device_notes",
+    "nvidia_family",
+]
 
 _PACKAGED = "wheelfit/kb/data/device_notes.json"
 _CC = re.compile(r"\d+\.\d+")
@@ -127,3 +135,18 @@ def device_note(accel: Accelerator) -> str:
     if accel.vendor == "apple":
         return data.apple_mps if accel.mps else data.apple_no_mps
     return ""
+
+
+def known_compute_capabilities() -> tuple[str, ...]:
+    """Every compute capability the device notes name (``--target cuda=`` accepts these)."""
+    return tuple(cc for ccs, _, _ in _data().nvidia for cc in ccs)
+
+
+def known_gfx_targets() -> tuple[str, ...]:
+    """Every gfx target the device notes name (``--target rocm=`` accepts these and the build matrix's)."""
+    return tuple(gfx for targets, _ in _data().amd for gfx in targets)
+
+
+def known_intel_families() -> tuple[str, ...]:
+    """Every Intel GPU family the device notes name, ``legacy`` (pre-Xe) included."""
+    return tuple(family for families, _ in _data().intel for family in families)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import platform as _platform
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +22,8 @@ __all__ = ["OVERRIDE_VARIABLES", "TargetError", "apply_overrides", "load_target"
 
 _OS = {"linux": ("Linux", "x86_64"), "windows": ("Windows", "x86_64"), "macos": ("Darwin", "arm64")}
 _KEYS = ("cuda", "driver", "rocm", "xpu", "cpu", "os", "arch", "python")
+_ARCHES = ("x86_64", "amd64", "aarch64", "arm64")
+_PYTHON = re.compile(r"3\.\d{1,2}(\.\d+)?")
 
 #: Variables honoured on top of detection, as uv and the WheelNext reference providers read them.
 OVERRIDE_VARIABLES = (
@@ -79,21 +82,21 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
         raise TargetError(f"--target os={os_name}: use linux, windows or macos")
     system, default_arch = _OS[os_name]
     arch = fields.get("arch", default_arch).lower()
+    if arch not in _ARCHES:
+        raise TargetError(f"--target arch={arch}: use {', '.join(_ARCHES)}")
     python = fields.get("python", host_python)
+    if not _PYTHON.fullmatch(python):
+        raise TargetError(f"--target python={python}: a Python version looks like 3.12")
     level = fields.get("cpu")
     if level is not None and level.lower().removeprefix("x86-64-") not in ("v1", "v2", "v3", "v4"):
         raise TargetError(f"--target cpu={level}: use an x86-64 level v1..v4")
     accels: list[Accelerator] = []
-    driver = fields.get("driver")
-    if driver is not None and not _is_driver(driver):
-        raise TargetError(f"--target driver={driver}: an NVIDIA driver version looks like 580.95.05")
+    driver = _driver(fields["driver"], os_name == "windows") if "driver" in fields else None
     for i, cc in enumerate(_plus_list(fields.get("cuda"))):
-        if not _is_cc(cc):
-            raise TargetError(f"--target cuda={fields['cuda']}: compute capabilities look like 8.6 (joined by +)")
         accels.append(
             Accelerator(
                 "nvidia",
-                f"target GPU sm_{cc.replace('.', '')}",
+                f"target GPU sm_{_known_cc(cc, fields['cuda']).replace('.', '')}",
                 None,
                 "target",
                 integrated=False,
@@ -104,16 +107,14 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
             )
         )
     for gfx in _plus_list(fields.get("rocm")):
-        if not gfx.startswith("gfx"):
-            raise TargetError(f"--target rocm={fields['rocm']}: gfx targets look like gfx942 (joined by +)")
+        _known_gfx(gfx, fields["rocm"])
         accels.append(
             Accelerator("amd", f"target GPU {gfx}", None, "target", integrated=False, gfx=gfx, effective_gfx=gfx)
         )
     for xpu in _plus_list(fields.get("xpu")):
         accels.append(_intel_target(xpu))
-    plat = Platform(
-        system=system, machine=arch, python=python, libc=None, wsl=False, release="14.0" if system == "Darwin" else None
-    )
+    # No macOS version is invented: the plan says what the builds need instead (wheels and MPS have floors).
+    plat = Platform(system=system, machine=arch, python=python, libc=None, wsl=False, release=None)
     if system == "Darwin" and arch in ("arm64", "aarch64"):
         accels.append(Accelerator("apple", "target Apple GPU", None, "target", integrated=True, mps=True))
     cpu = Cpu(
@@ -121,6 +122,68 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
         x86_64_level=("v" + level.lower().removeprefix("x86-64-v").removeprefix("v")) if level else None,
     )
     return HardwareReport(plat, cpu, tuple(accels), sysroot=None)
+
+
+def _driver(text: str, windows: bool) -> str:
+    """``580.95.05`` as written; a bare branch such as ``580`` as that branch's first release in NVIDIA's table
+    (580.65.06, the CUDA 13.0 GA driver), since every driver of a branch runs what its first one runs."""
+    if _is_driver(text):
+        return text
+    if text.isdigit() and 2 <= len(text) <= 4:
+        first = _branch_first(int(text), windows)
+        if first is not None:
+            return first
+        return f"{text}.0"
+    raise TargetError(f"--target driver={text}: an NVIDIA driver version looks like 580.95.05 (or a branch: 580)")
+
+
+def _branch_first(branch: int, windows: bool) -> str | None:
+    """The lowest driver of ``branch`` that NVIDIA's CUDA table names (a CUDA release's minimum), if any."""
+    from wheelfit_nvidia.versions import toolkit_floor, version_key
+
+    found: list[str] = []
+    for major in range(9, 20):
+        for minor in range(10):
+            row = toolkit_floor(f"{major}.{minor}", windows)
+            if row is not None and row.min_driver and version_key(row.min_driver)[0] == branch:
+                found.append(row.min_driver)
+    return min(found, key=version_key) if found else None
+
+
+def _known_cc(cc: str, value: str) -> str:
+    from ..kb.notes import known_compute_capabilities
+
+    if not _is_cc(cc):
+        raise TargetError(f"--target cuda={value}: compute capabilities look like 8.6 (joined by +)")
+    known = known_compute_capabilities()
+    if cc not in known:
+        listed = ", ".join(sorted(known, key=lambda c: tuple(int(p) for p in c.split("."))))
+        raise TargetError(f"--target cuda={cc}: not a compute capability wheelfit knows (known: {listed})")
+    return cc
+
+
+def _known_gfx(gfx: str, value: str) -> None:
+    if not gfx.startswith("gfx"):
+        raise TargetError(f"--target rocm={value}: gfx targets look like gfx942 (joined by +)")
+    known = _gfx_targets()
+    if gfx not in known:
+        raise TargetError(
+            f"--target rocm={gfx}: not a gfx target any ROCm build or table of wheelfit knows "
+            f"(known: {', '.join(known)}; `rocminfo` or `wheelfit detect` on the machine shows its own)"
+        )
+
+
+def _gfx_targets() -> tuple[str, ...]:
+    """The gfx targets of every ROCm build in the knowledge base, and of the device notes (near misses)."""
+    from ..kb.matrix import load_knowledge
+    from ..kb.notes import known_gfx_targets
+
+    found = set(known_gfx_targets())
+    for release in load_knowledge().releases.values():
+        for builds in release.platforms.values():
+            for variant in builds.variants.values():
+                found.update(variant.gfx)
+    return tuple(sorted(found, key=lambda g: (len(g), g)))
 
 
 def _is_driver(text: str) -> bool:
@@ -150,6 +213,8 @@ def _is_cc(text: str) -> bool:
 def _intel_target(value: str) -> Accelerator:
     from wheelfit_intel.devices import lookup
 
+    from ..kb.notes import known_intel_families
+
     v = value.lower()
     if ":" in v:
         vendor, _, dev = v.partition(":")
@@ -159,6 +224,11 @@ def _intel_target(value: str) -> Accelerator:
             info = lookup(int(dev, 16))
         except ValueError:
             raise TargetError(f"--target xpu={value}: an Intel PCI id looks like 8086:e20b") from None
+        if not info.known:
+            raise TargetError(
+                f"--target xpu={value}: not in wheelfit's Intel device table; give the family instead "
+                f"({', '.join(known_intel_families())})"
+            )
         return Accelerator(
             "intel",
             info.name,
@@ -169,16 +239,38 @@ def _intel_target(value: str) -> Accelerator:
             xpu_capable=info.xpu_capable,
             extra={"aot_target": info.aot_target} if info.aot_target else {},
         )
-    family = {fam: (fam, aot) for fam, aot in _DEVICE_IP_FAMILY.values()}.get(v, (v, v))
+    families = {fam: (fam, aot) for fam, aot in _DEVICE_IP_FAMILY.values()}
+    family = _DEVICE_IP_FAMILY.get(v) or families.get(v)
+    if family is None and v in known_intel_families():
+        family = (v, v)
+    if family is None:
+        raise TargetError(
+            f"--target xpu={value}: not an Intel GPU family or device IP wheelfit knows "
+            f"(families: {', '.join(known_intel_families())}; device IPs: {', '.join(_DEVICE_IP_FAMILY)}; "
+            "or a PCI id such as 8086:e20b)"
+        )
     return Accelerator(
         "intel",
         f"target Intel GPU {v}",
         None,
         "target",
         family=family[0],
-        xpu_capable=v != "legacy",
+        xpu_capable=family[0] != "legacy",
+        device_ip=v if v in _DEVICE_IP_FAMILY else None,
         extra={"aot_target": family[1]},
     )
+
+
+def _forced_intel(value: str) -> tuple[str, tuple[str, str]] | None:
+    """The first forced IP (one, or several separated by commas or spaces, as the reference reads them) that an
+    XPU build targets, itself or through the base platform IP it runs code of (20.2.0 -> 20.1.0, bmg)."""
+    from wheelfit_intel.variant_plugin import KNOWN_DEVICE_IPS
+
+    for ip in (p for p in re.split(r"[,\s;]+", value.strip()) if p):
+        for candidate in (ip, KNOWN_DEVICE_IPS.get(ip)):
+            if candidate in _DEVICE_IP_FAMILY:
+                return candidate, _DEVICE_IP_FAMILY[candidate]
+    return None
 
 
 def apply_overrides(report: HardwareReport, environ: Mapping[str, str]) -> tuple[HardwareReport, list[str]]:
@@ -256,22 +348,28 @@ def apply_overrides(report: HardwareReport, environ: Mapping[str, str]) -> tuple
     ip = environ.get("INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP")
     if ip:
         note("INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP")
-        family, aot = _DEVICE_IP_FAMILY.get(ip.strip(), (None, None))
-        if family is None:
-            raise TargetError(
-                f"INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP={ip}: unknown device IP "
-                f"(known: {', '.join(_DEVICE_IP_FAMILY)})"
+        accels = [a for a in accels if a.vendor != "intel"]
+        forced = _forced_intel(ip)
+        if forced is None:
+            # As the reference provider does: an IP no XPU build targets gives no xpu variant, not an error, so a
+            # CI job written for it keeps working.
+            notes.append(
+                f"INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP={ip}: no PyTorch XPU build targets this device IP "
+                f"(they target {', '.join(_DEVICE_IP_FAMILY)}); planned as the reference Intel provider answers, "
+                "as if there were no Intel GPU"
             )
-        accels = [a for a in accels if a.vendor != "intel"] + [
-            Accelerator(
-                "intel",
-                f"forced Intel GPU {ip}",
-                None,
-                "override",
-                family=family,
-                xpu_capable=True,
-                device_ip=ip.strip(),
-                extra={"aot_target": aot},
+        else:
+            device_ip, (family, aot) = forced
+            accels.append(
+                Accelerator(
+                    "intel",
+                    f"forced Intel GPU {device_ip}",
+                    None,
+                    "override",
+                    family=family,
+                    xpu_capable=True,
+                    device_ip=device_ip,
+                    extra={"aot_target": aot},
+                )
             )
-        ]
     return replace(report, accelerators=tuple(accels)), notes
