@@ -19,6 +19,7 @@ from ..fetch.errors import NetworkError
 from ..fetch.hashes import bytes_mismatch
 from .errors import IndexPageError, OfflineError, ProjectNotFoundError
 from .links import FileLink, ProjectPage, parse_page
+from .local import is_local, local_path, read_local_page
 
 if TYPE_CHECKING:
     import httpx
@@ -65,10 +66,13 @@ class IndexClient:
         url = project_url(index_url, project)
         if self._pages is not None and url in self._pages:
             return self._pages[url]
-        cached, fresh = self._fetch(url, ACCEPT, what=f"{canonicalize_name(project)} on {index_url}")
-        page = parse_page(cached.body, cached.content_type, cached.final_url or url)
-        if fresh:
-            self._store(cached)  # only after it parsed: a malformed page is never cached
+        if is_local(url):  # a mirror on disk (air-gapped): read as it is, offline too, never cached
+            page = read_local_page(url)
+        else:
+            cached, fresh = self._fetch(url, ACCEPT, what=f"{canonicalize_name(project)} on {index_url}")
+            page = parse_page(cached.body, cached.content_type, cached.final_url or url)
+            if fresh:
+                self._store(cached)  # only after it parsed: a malformed page is never cached
         if self._pages is not None:
             self._pages[url] = page
         return page
@@ -77,7 +81,14 @@ class IndexClient:
         """The PEP 658 METADATA file for ``link``, checked against the page's core-metadata hash."""
         if link.core_metadata is False:
             raise IndexPageError(f"{link.filename}: the index advertises no PEP 658 metadata file")
-        cached, fresh = self._fetch(link.metadata_url, "*/*", what=f"metadata of {link.filename}")
+        if is_local(link.metadata_url):
+            try:
+                body = local_path(link.metadata_url).read_bytes()
+            except OSError as exc:
+                raise IndexPageError(f"{link.filename}.metadata: cannot read it ({exc.strerror or exc})") from None
+            cached, fresh = CachedPage(url=link.metadata_url, body=body, content_type=""), False
+        else:
+            cached, fresh = self._fetch(link.metadata_url, "*/*", what=f"metadata of {link.filename}")
         if isinstance(link.core_metadata, bool):
             if fresh:
                 self._store(cached)

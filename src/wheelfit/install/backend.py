@@ -31,6 +31,10 @@ class BackendRequest:
     reinstall: bool = False
     #: ``--no-deps``: the requirements alone.
     no_deps: bool = False
+    #: ``--find-links``: wheelhouse directories (or URLs) for what is not torch-family; the constraints hold too.
+    find_links: tuple[str, ...] = ()
+    #: ``--no-index``: ``index_url`` is not read (a local wheelhouse given as the default index, in ``find_links``).
+    no_index: bool = False
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 This is the dependency-confusion guard by construction: every torch-family package the install needs is a file
 wheelfit downloaded from the variant index and checked (sha256, archive safety) itself; installers are handed
-those files, never a name they could look up on another index.
+those files, never a name they could look up on another index. A wheel already on this machine (a local
+index's file, or the very file the plan chose in a ``--find-links`` wheelhouse) is taken from there instead,
+with the same checks (:class:`LocalFiles`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from .family import is_torch_family
 from .target_env import TargetEnv
 from .wheelfile import checked_wheel
 
-__all__ = ["FetchedWheel", "WheelSource", "gather_family"]
+__all__ = ["FetchedWheel", "LocalFiles", "LocalWheel", "WheelSource", "gather_family"]
 
 
 class WheelSource(Protocol):
@@ -44,6 +46,24 @@ class WheelSource(Protocol):
 
 
 @dataclass(frozen=True)
+class LocalWheel:
+    """A wheel taken from disk: its checked path, its link as taken (``file://`` URL, computed sha256), and the
+    wheelhouse it came from (``None``: the local index's own file)."""
+
+    path: Path
+    link: FileLink
+    wheelhouse: str | None = None
+
+
+class LocalFiles(Protocol):
+    """Wheels on this machine: a local index's files, and the plan's files found in a wheelhouse."""
+
+    def take(self, link: FileLink) -> LocalWheel | None:
+        """``link``'s file from disk (sha256 computed and checked against the link's), or None: download it."""
+        ...
+
+
+@dataclass(frozen=True)
 class FetchedWheel:
     name: str
     version: Version
@@ -51,6 +71,8 @@ class FetchedWheel:
     path: Path
     #: The package whose metadata asked for this one; None for the plan's own pins.
     needed_by: str | None = None
+    #: The ``--find-links`` directory the file was taken from instead of the index (same file name as planned).
+    wheelhouse: str | None = None
 
     @property
     def requirement(self) -> str:
@@ -58,8 +80,11 @@ class FetchedWheel:
         return f"{self.name} @ {self.path.resolve().as_uri()}"
 
 
-def gather_family(pins: Sequence[Requirement], source: WheelSource, env: TargetEnv) -> list[FetchedWheel]:
-    """Fetch ``pins`` and their torch-family dependencies (markers evaluated for ``env``) from ``source``.
+def gather_family(
+    pins: Sequence[Requirement], source: WheelSource, env: TargetEnv, local: LocalFiles | None = None
+) -> list[FetchedWheel]:
+    """Fetch ``pins`` and their torch-family dependencies (markers evaluated for ``env``) from ``source``, or
+    take the chosen files from disk when ``local`` has them.
 
     In waves: every wheel a wave needs is downloaded in parallel, then their metadata names the next wave
     (torch and torchvision together, then triton)."""
@@ -78,15 +103,22 @@ def gather_family(pins: Sequence[Requirement], source: WheelSource, env: TargetE
                 _agree(req, parent, chosen[name])
             else:
                 wave[name] = (req, parent, _select(req, parent, source, env, tags, python))
-        paths = source.fetch_all([link for _req, _parent, link in wave.values()])
+        on_disk = {name: _take(local, link) for name, (_req, _parent, link) in wave.items()}
+        remote = [name for name, taken in on_disk.items() if taken is None]
+        paths = dict(zip(remote, source.fetch_all([wave[name][2] for name in remote]), strict=True))
         queue = later
-        for (wanted, (_req, parent, link)), path in zip(wave.items(), paths, strict=True):
+        for wanted, (_req, parent, link) in wave.items():
+            taken = on_disk[wanted]
+            path = paths[wanted] if taken is None else taken.path
+            link = link if taken is None else taken.link
             info = checked_wheel(path)
             if info.name != wanted:
                 raise InstallError(
                     f"{link.filename} from {source.index_url} is {info.name}, not {wanted}; the index is wrong"
                 )
-            chosen[wanted] = FetchedWheel(wanted, info.version, link, path, parent)
+            chosen[wanted] = FetchedWheel(
+                wanted, info.version, link, path, parent, None if taken is None else taken.wheelhouse
+            )
             for dep in info.requires:
                 if not is_torch_family(dep.name):
                     continue  # ordinary dependencies come from the default index
@@ -94,6 +126,10 @@ def gather_family(pins: Sequence[Requirement], source: WheelSource, env: TargetE
                     continue
                 queue.append((dep, f"{wanted} {info.version}"))
     return list(chosen.values())
+
+
+def _take(local: LocalFiles | None, link: FileLink) -> LocalWheel | None:
+    return None if local is None else local.take(link)
 
 
 def _agree(req: Requirement, parent: str | None, have: FetchedWheel) -> None:

@@ -34,12 +34,16 @@ class PipInstaller:
         argv += ["install", "--disable-pip-version-check", "--no-input", "--index-url", request.index_url]
         for url in request.extra_index_urls:
             argv += ["--extra-index-url", url]
+        for link in request.find_links:
+            argv += ["--find-links", link]
+        if request.no_index:
+            argv.append("--no-index")
         if request.constraints is not None:
             argv += ["--constraint", str(request.constraints)]
         argv += [flag for flag, on in _FLAGS if getattr(request, on)]
         if request.dry_run:
             argv.append("--dry-run")
-        if request.offline:
+        if request.offline and not request.no_index:
             argv.append("--no-index")
         argv += list(request.requirements)
         try:

@@ -15,11 +15,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ..errors import UsageError, first_line
+from ..index.local import backend_index
 from ..resolve.plan import Plan
 from .backend import BackendRequest, BackendResult, Installer, constraints_text
 from .errors import BackendError
 from .family import TORCH_FAMILY, is_torch_family
-from .gather import FetchedWheel, WheelSource, gather_family
+from .gather import FetchedWheel, LocalFiles, WheelSource, gather_family
 from .prefetch import warm_backend_cache
 from .target_env import TargetEnv
 from .transaction import SNAPSHOT_PREFIX, Snapshot, env_lock, interrupted, recover_interrupted
@@ -47,6 +48,8 @@ class InstallOptions:
     upgrade: bool = False
     reinstall: bool = False
     no_deps: bool = False
+    #: ``--find-links`` wheelhouses for what is not torch-family (torch-family: :class:`LocalFiles`).
+    find_links: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ def install_plan(
     source: WheelSource | None,
     installer: Installer,
     options: InstallOptions,
+    local: LocalFiles | None = None,
 ) -> InstallResult:
     """Install ``plan`` (plus ``options.extra`` from the default index) into ``env``, or with ``options.dry_run``
     say what that would do and change nothing in ``env``.
@@ -121,11 +125,12 @@ def install_plan(
         extra=options.extra, extra_index_urls=options.extra_index_urls, constraints=options.constraints,
         enabled=not (options.dry_run or options.offline or options.no_deps),
     ):  # fmt: skip
-        wheels = gather_family(pins, source, env) if pins and source is not None else []
+        wheels = gather_family(pins, source, env, local) if pins and source is not None else []
     taken = {w.name for w in wheels}
     installed: dict[str, str] = {canonicalize_name(n): v for n, v in env.installed.items()}
     blocked = sorted(n for n in TORCH_FAMILY if n not in taken and n not in installed)
     kept = {n: installed[n] for n in TORCH_FAMILY if n not in taken and n in installed}
+    indexes = backend_index(options.index_url, options.find_links)  # a local default index: as uv/pip take it
     with tempfile.TemporaryDirectory(prefix="wheelfit-") as tmp:
         constraints = Path(tmp) / "constraints.txt"
         constraints.write_text(constraints_text(blocked, kept) + "".join(f"{c}\n" for c in options.constraints))
@@ -141,8 +146,15 @@ def install_plan(
             upgrade=options.upgrade,
             reinstall=options.reinstall,
             no_deps=options.no_deps,
+            find_links=indexes.find_links,
+            no_index=indexes.no_index,
         )
-        notes: list[str] = []
+        notes: list[str] = [
+            f"{w.file.filename}: taken from the wheelhouse {w.wheelhouse} (the planned file; sha256 "
+            f"{w.file.hashes.get('sha256')} computed, archive checked), not downloaded"
+            for w in wheels
+            if w.wheelhouse is not None
+        ]
         if options.dry_run:
             if interrupted(env.prefix):
                 notes.append(

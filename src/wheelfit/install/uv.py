@@ -37,6 +37,10 @@ class UvInstaller:
         argv += ["--index-strategy", "first-index", "--no-progress"]
         for url in request.extra_index_urls:
             argv += ["--extra-index-url", url]
+        for link in request.find_links:
+            argv += ["--find-links", link]
+        if request.no_index:
+            argv.append("--no-index")
         if request.constraints is not None:
             argv += ["--constraints", str(request.constraints)]
         argv += [flag for flag, on in _FLAGS if getattr(request, on)]
