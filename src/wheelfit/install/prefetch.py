@@ -1,0 +1,208 @@
+"""Warm the backend's cache with the default-index dependencies while wheelfit downloads the torch family.
+
+A CUDA install is one large torch wheel (wheelfit's own, checked download) plus gigabytes of ``nvidia-*`` wheels
+the backend downloads. Run one after the other they take the sum; ``uv pip install`` alone overlaps them. So, while
+:func:`~wheelfit.install.gather.gather_family` downloads, the plan's wheels' PEP 658 metadata (which
+download.pytorch.org serves, pytorch/test-infra#6116) names their ordinary dependencies, and the backend downloads
+those into its own cache by installing them into a throw-away ``--target`` directory. The real install, inside the
+snapshot, then finds them cached.
+
+What holds, whatever happens here:
+
+- the target environment is never touched: the warm-up installs only into its own temporary directory;
+- every torch-family name is unresolvable during the warm-up (the same ``name<0`` constraints as the install,
+  for all of them), so no torch-family package is ever fetched from the default index;
+- a warm-up that fails, or cannot start, changes nothing but speed: its outcome is never read.
+
+It starts only when wheelfit's download is still running after :data:`GRACE` seconds: a cached wheel (a re-run)
+is checked in milliseconds and has nothing to overlap, and a warm-up then would only cost its resolution.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import parse_tag
+
+from ..index.links import FileLink
+from ..index.select import select_wheel
+from .backend import constraints_text
+from .family import TORCH_FAMILY, is_torch_family
+from .gather import WheelSource
+from .target_env import TargetEnv
+
+__all__ = ["GRACE", "default_index_dependencies", "warm_backend_cache"]
+
+#: Seconds wheelfit's own download must still be running before a warm-up starts.
+GRACE = 0.25
+
+_Reader = Callable[[FileLink], bytes]
+
+
+@contextlib.contextmanager
+def warm_backend_cache(
+    pins: Sequence[Requirement],
+    source: WheelSource | None,
+    env: TargetEnv,
+    backend: str,
+    *,
+    index_url: str,
+    environ: Mapping[str, str],
+    extra: Sequence[str] = (),
+    extra_index_urls: Sequence[str] = (),
+    constraints: Sequence[str] = (),
+    enabled: bool = True,
+) -> Iterator[None]:
+    """Around wheelfit's torch-family download: warm ``backend``'s cache with the plan's default-index
+    dependencies meanwhile (``extra`` too: the user's other requirements, from ``index_url`` and
+    ``extra_index_urls`` under the user's ``constraints``). On a normal exit it waits for a warm-up that started
+    (it overlaps with a download that took a while, and the install would fetch the same files); on an error it
+    stops it. Only uv is warmed: pip has no cache of installed wheels to fill that way."""
+    if not enabled or backend != "uv" or not pins or source is None:
+        yield
+        return
+    warm = _Warmup(pins, source, env, index_url, environ, extra, extra_index_urls, constraints)
+    warm.thread.start()
+    ok = False
+    try:
+        yield
+        ok = True
+    finally:
+        warm.finish(wait=ok)
+
+
+def default_index_dependencies(metadata: bytes, markers: Mapping[str, str]) -> list[str]:
+    """The ``Requires-Dist`` entries of one wheel's METADATA that hold for ``markers`` and are not torch-family
+    (those come from the variant index only), markers dropped."""
+    from email.parser import BytesParser
+
+    out: list[str] = []
+    for text in BytesParser().parsebytes(metadata, headersonly=True).get_all("Requires-Dist") or []:
+        req = Requirement(str(text))
+        if is_torch_family(req.name):
+            continue
+        if req.marker is not None and not req.marker.evaluate({**markers, "extra": ""}):
+            continue
+        req.marker = None
+        out.append(str(req))
+    return out
+
+
+class _Warmup:
+    """The background thread: wait out the grace period, read the metadata, run the backend's warm-up."""
+
+    def __init__(
+        self,
+        pins: Sequence[Requirement],
+        source: WheelSource,
+        env: TargetEnv,
+        index_url: str,
+        environ: Mapping[str, str],
+        extra: Sequence[str],
+        extra_index_urls: Sequence[str],
+        constraints: Sequence[str],
+    ) -> None:
+        self.pins, self.source, self.env = list(pins), source, env
+        self.index_url, self.environ, self.extra = index_url, dict(environ), list(extra)
+        self.extra_index_urls, self.constraints = list(extra_index_urls), list(constraints)
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.tmp: str | None = None
+        self.thread = threading.Thread(target=self._run, name="wheelfit-warmup", daemon=True)
+
+    def finish(self, *, wait: bool) -> None:
+        """Wait for a warm-up that started (``wait``) or stop it; no warm-up starts after this."""
+        with self.lock:
+            self.done.set()
+            proc = self.proc
+        try:
+            if proc is not None:
+                if not wait:
+                    proc.kill()
+                proc.wait()
+        except BaseException:  # interrupted while waiting: stop it, then let the interrupt through
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+            raise
+        finally:
+            if self.tmp is not None:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _run(self) -> None:
+        if self.done.wait(GRACE):
+            return
+        try:
+            requirements = self._requirements()
+        except Exception:  # noqa: BLE001 - only speed is at stake: any doubt, no warm-up
+            return
+        if not requirements:
+            return
+        with self.lock:
+            if self.done.is_set():
+                return
+            self.tmp = tempfile.mkdtemp(prefix="wheelfit-warmup-")
+            try:
+                self.proc = subprocess.Popen(
+                    self._argv(Path(self.tmp), requirements),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=self.environ,
+                )
+            except Exception:  # noqa: BLE001 - no uv binary, no warm-up; the install says what is wrong
+                self.proc = None
+
+    def _requirements(self) -> list[str]:
+        """The plan's wheels' default-index dependencies (from PEP 658 metadata) and the user's extras."""
+        metadata = _metadata_reader(self.source)
+        if metadata is None:
+            return []
+        python = self.env.markers.get("python_full_version", self.env.python)
+        tags = [t for text in self.env.tags for t in parse_tag(text)]
+        wanted: list[str] = []
+        for pin in self.pins:
+            link = select_wheel(self.source.files(pin.name), pin, tags=tags, python_version=python).link
+            if link.core_metadata is False:
+                return []  # not knowable before the download: the install runs as before
+            wanted += default_index_dependencies(metadata(link), self.env.markers)
+        for spec in self.extra:
+            try:
+                wanted.append(str(Requirement(spec)))
+            except InvalidRequirement:
+                continue
+        return list(dict.fromkeys(wanted))
+
+    def _argv(self, tmp: Path, requirements: Sequence[str]) -> list[str]:
+        from .uv import find_uv
+
+        (tmp / "requirements.txt").write_text("\n".join(requirements) + "\n")
+        user = "".join(f"{line}\n" for line in self.constraints)
+        (tmp / "constraints.txt").write_text(constraints_text(sorted(TORCH_FAMILY)) + user)
+        more = [arg for url in self.extra_index_urls for arg in ("--extra-index-url", url)]
+        # --link-mode symlink: the throw-away target only points into uv's cache (nothing copied); deleting it
+        # deletes the links, never the cache.
+        return [
+            find_uv(), "pip", "install", "--python", self.env.executable, "--target", str(tmp / "target"),
+            "--link-mode", "symlink", "--index-url", self.index_url, *more, "--index-strategy", "first-index",
+            "--no-progress", "--quiet", "--constraints", str(tmp / "constraints.txt"),
+            "-r", str(tmp / "requirements.txt"),
+        ]  # fmt: skip
+
+
+def _metadata_reader(source: WheelSource) -> _Reader | None:
+    """PEP 658 metadata through the source's own index client (cached, hash-checked); ``None`` for a source
+    whose wheels' metadata is only known after the download (variant mode's plain copies)."""
+    from .source import IndexSource
+
+    if not isinstance(source, IndexSource):
+        return None
+    return source.index.core_metadata

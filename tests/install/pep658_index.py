@@ -1,0 +1,157 @@
+"""A loopback simple index as PyPI and download.pytorch.org serve it: project pages (PEP 503 HTML or PEP 691
+JSON) with sha256 hashes and PEP 658/714 core metadata (``<wheel>.metadata`` beside each wheel, advertised with
+its hash), files sent with ``sendfile`` so a gigabyte is not the server's bottleneck, and a log of every request
+(path, start and end time) so tests can say what was fetched and when. ``slow`` delays chosen files (a slow
+download that other work can overlap with). Used by tests/install/test_prefetch.py and bench/install.py.
+
+Layout as tests/install/loopback.py: ``<root>/<index path>/<project>/<files>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import html
+import json
+import threading
+import time
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from tests.support.static import LoopbackServer, QuietHandler
+
+__all__ = ["Request", "Served", "serve_pep658"]
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str
+    start: float
+    end: float
+
+
+@dataclass
+class Served:
+    url: str
+    log: list[Request] = field(default_factory=list)
+
+    def fetched(self, part: str) -> list[Request]:
+        """Requests whose path contains ``part``."""
+        return [r for r in self.log if part in r.path]
+
+
+@dataclass(frozen=True)
+class _Facts:
+    sha256: str
+    size: int
+    metadata: bytes
+
+
+_FACTS: dict[tuple[str, float, int], _Facts] = {}
+_LOCK = threading.Lock()
+
+
+def facts(wheel: Path) -> _Facts:
+    """The wheel's sha256, size and METADATA, computed once per file version (the bench's are gigabytes)."""
+    st = wheel.stat()
+    key = (str(wheel), st.st_mtime, st.st_size)
+    with _LOCK:
+        if key not in _FACTS:
+            digest = hashlib.sha256()
+            with wheel.open("rb") as f:
+                while chunk := f.read(1 << 22):
+                    digest.update(chunk)
+            with zipfile.ZipFile(wheel) as zf:
+                name = next(n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
+                metadata = zf.read(name)
+            _FACTS[key] = _Facts(digest.hexdigest(), st.st_size, metadata)
+        return _FACTS[key]
+
+
+class _Handler(QuietHandler):
+    log: list[Request]
+    slow: Mapping[str, float]
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server calls it by this name
+        start = time.monotonic()
+        try:
+            self._get()
+        finally:
+            self.log.append(Request(self.path, start, time.monotonic()))
+
+    def _get(self) -> None:
+        path = Path(self.translate_path(self.path))
+        if path.is_dir() and self.path.endswith("/"):
+            wheels = sorted(p for p in path.iterdir() if p.suffix == ".whl")
+            if not wheels:
+                self.send_error(404)
+                return
+            as_json = "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", "")
+            body, ctype = (_json if as_json else _html)(path.name, wheels)
+            self._send(body, ctype)
+            return
+        if path.name.endswith(".whl.metadata") and path.with_suffix("").is_file():
+            self._send(facts(path.with_suffix("")).metadata, "application/octet-stream")
+            return
+        for part, delay in self.slow.items():
+            if part in self.path:
+                time.sleep(delay)
+        super().do_GET()
+
+    def _send(self, body: bytes, ctype: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def copyfile(self, source: BinaryIO, outputfile: Any) -> None:  # type: ignore[override]
+        """``sendfile(2)``: the kernel copies the file to the socket (the standard library reads 64 KiB at a time
+        through Python)."""
+        outputfile.flush()
+        self.connection.sendfile(source)
+
+
+def _json(project: str, wheels: list[Path]) -> tuple[bytes, str]:
+    files = []
+    for w in wheels:
+        f = facts(w)
+        meta = {"sha256": hashlib.sha256(f.metadata).hexdigest()}
+        files.append(
+            {"filename": w.name, "url": w.name, "hashes": {"sha256": f.sha256}, "size": f.size, "core-metadata": meta}
+        )
+    data = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
+    return json.dumps(data).encode(), "application/vnd.pypi.simple.v1+json"
+
+
+def _html(project: str, wheels: list[Path]) -> tuple[bytes, str]:
+    links = []
+    for w in wheels:
+        f = facts(w)
+        meta = hashlib.sha256(f.metadata).hexdigest()
+        name = html.escape(w.name)
+        links.append(f'<a href="{name}#sha256={f.sha256}" data-core-metadata="sha256={meta}">{name}</a>\n')
+    return f"<!DOCTYPE html><html><body>\n{''.join(links)}</body></html>".encode(), "text/html"
+
+
+@contextlib.contextmanager
+def serve_pep658(root: Path, slow: Mapping[str, float] | None = None) -> Iterator[Served]:
+    """Serve ``root`` on a free loopback port; every wheel's facts are computed before the first request."""
+    for wheel in root.rglob("*.whl"):
+        facts(wheel)
+    served = Served("")
+    handler = type("Handler", (_Handler,), {"log": served.log, "slow": dict(slow or {})})
+    server = LoopbackServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    served.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield served
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
