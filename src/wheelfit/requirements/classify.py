@@ -25,7 +25,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from ..errors import UsageError, first_line
-from .model import Archive, Origin, ParsedRequirement
+from .model import Archive, Origin, ParsedRequirement, clip
 
 __all__ = ["classify", "path_from_file_url"]
 
@@ -86,7 +86,7 @@ def _file_url(path: str) -> str:
 
 
 def _fail(origin: Origin, text: str, why: str) -> UsageError:
-    return UsageError(f"{origin}: cannot read the requirement {text!r}: {why}")
+    return UsageError(f"{origin}: cannot read the requirement {clip(text)}: {why}")
 
 
 def _marker(origin: Origin, text: str, marker: str) -> Marker | None:
@@ -242,9 +242,10 @@ def classify(text: str, origin: Origin, *, cwd: str) -> ParsedRequirement:
         return _bare_path(origin, text, cwd)
     req = _requirement(origin, text, text)
     name = canonicalize_name(req.name)
+    extras = frozenset(canonicalize_name(e) for e in req.extras)  # PEP 685
     if not req.url:
         return ParsedRequirement(
-            kind="named", text=text, spec=text, origin=origin, name=name, requirement=req, extras=frozenset(req.extras),
+            kind="named", text=text, spec=text, origin=origin, name=name, requirement=req, extras=extras,
             marker=req.marker,
         )  # fmt: skip
     filename = unquote(urlsplit(req.url).path.rsplit("/", 1)[-1])
@@ -270,7 +271,7 @@ def classify(text: str, origin: Origin, *, cwd: str) -> ParsedRequirement:
         path=path,
         version=version,
         archive=archive,
-        extras=frozenset(req.extras),
+        extras=extras,
         marker=req.marker,
         hashes=_url_hashes(origin, text, req.url),
     )

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field, replace
 from ..errors import UsageError
 from .classify import HASH_ALGORITHMS, classify, path_from_file_url
 from .lines import decode, logical_lines, split_options
-from .model import Origin, ParsedRequirement, RequirementSet
+from .model import Origin, ParsedRequirement, RequirementSet, clip, cut
 from .options import LineOptions, OptionError, parse_options
 
 __all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "FileReader", "read_requirements"]
 
-#: ``reader(path, limit)``: at most ``limit`` bytes of the file at ``path`` (absolute); raises ``OSError``.
+#: ``reader(path, limit)``: at most ``limit`` bytes of the file at ``path`` (absolute, as joined: it may hold
+#: ``..``, which the OS resolves through symlinks as pip's open() does); raises ``OSError``.
 FileReader = Callable[[str, int], bytes]
 
 #: Larger files are refused unread past this: real ones (pip-compile with hashes for a big project) are < 1 MiB.
@@ -72,7 +73,7 @@ class _Reading:
     def include(self, value: str, *, constraint: bool, at: Origin | None) -> None:
         """Read the file ``value`` names (``-r``/``-c`` ``value`` written at ``at``; ``None``: the command line)."""
         flag = "-c" if constraint else "-r"
-        where = f"{at}: {flag} {value}" if at is not None else value
+        where = f"{at}: {flag} {cut(value)}" if at is not None else cut(value)
         parent_abs, parent_shown = self.stack[-1] if self.stack else (os.path.join(self.cwd, "-"), "")
         if _is_remote(value):
             raise UsageError(f"{where}: requirement files are read from disk only; download it and give its path")
@@ -82,12 +83,14 @@ class _Reading:
             except ValueError as exc:
                 raise UsageError(f"{where}: {exc}; give a local path") from exc
         else:
-            # Relative to the including file, as pip joins them (the name shown is joined the same way).
-            shown = os.path.join(os.path.dirname(parent_shown), value)
-            absolute = os.path.normpath(os.path.join(os.path.dirname(parent_abs), value))
-        chain = [s for _, s in self.stack]
-        if any(absolute == a for a, _ in self.stack):
-            loop = " -> ".join([*chain[[a for a, _ in self.stack].index(absolute) :], shown])
+            # Relative to the including file, as pip joins them; the OS resolves `..` (through symlinks), the
+            # normalized form only names the file and finds cycles.
+            shown = os.path.normpath(os.path.join(os.path.dirname(parent_shown), value))
+            absolute = os.path.join(os.path.dirname(parent_abs), value)
+        keys = [os.path.normpath(a) for a, _ in self.stack]
+        if os.path.normpath(absolute) in keys:
+            chain = [s for _, s in self.stack]
+            loop = " -> ".join([*chain[keys.index(os.path.normpath(absolute)) :], shown])
             raise UsageError(f"{where}: includes a file that is already being read ({loop}); remove the cycle")
         if len(self.stack) >= MAX_DEPTH:
             raise UsageError(f"{where}: requirement files nested more than {MAX_DEPTH} deep; flatten them")
@@ -145,7 +148,7 @@ class _Reading:
         misplaced = [o for o in options.seen if o != "--hash"]
         if misplaced:
             raise UsageError(
-                f"{origin}: {misplaced[0]} applies to the whole file, not to {text!r}; write it on a line of its own"
+                f"{origin}: {misplaced[0]} applies to the whole file, not to {clip(text)}; give it a line of its own"
             )
         hashes = tuple(_check_hash(origin, h) for h in options.hashes)
         parsed = classify(text, origin, cwd=self.cwd)
@@ -154,9 +157,11 @@ class _Reading:
             self.requirements.append(parsed)
             return
         if parsed.kind != "named":
-            raise UsageError(f"{origin}: constraint {text!r} is not a name; a constraint is a name and versions")
+            raise UsageError(f"{origin}: constraint {clip(text)} is not a name; a constraint is a name and versions")
         if parsed.extras:
-            raise UsageError(f"{origin}: constraint {text!r} has extras; drop them (constraints take none, as in pip)")
+            raise UsageError(
+                f"{origin}: constraint {clip(text)} has extras; drop them (constraints take none, as in pip)"
+            )
         self.constraints.append(parsed)
 
 
@@ -164,7 +169,7 @@ def _check_hash(origin: Origin, value: str) -> str:
     algorithm, _, digest = value.partition(":")
     if algorithm.lower() not in HASH_ALGORITHMS or not digest or any(c not in "0123456789abcdefABCDEF" for c in digest):
         raise UsageError(
-            f"{origin}: --hash={value} is not ALGORITHM:HEXDIGEST with {', '.join(sorted(HASH_ALGORITHMS))}; "
+            f"{origin}: --hash={cut(value)} is not ALGORITHM:HEXDIGEST with {', '.join(sorted(HASH_ALGORITHMS))}; "
             f"fix it (pip hash FILE prints one)"
         )
     return f"{algorithm.lower()}:{digest.lower()}"

@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from ..errors import UsageError, first_line
 
-__all__ = ["MARKER_KEYS", "Archive", "Kind", "Origin", "ParsedRequirement", "RequirementSet"]
+__all__ = ["MARKER_KEYS", "Archive", "Kind", "Origin", "ParsedRequirement", "RequirementSet", "clip", "cut"]
 
 #: ``named``: ``torch>=2.8``; ``direct``: ``torch @ https://...whl`` (or a bare URL); ``local``: a bare path or
 #: ``file:`` URL (``./torch-2.9.0-...whl``, ``/abs/dir``, ``file:///x.whl``).
@@ -39,6 +39,16 @@ MARKER_KEYS: tuple[str, ...] = (
     "python_version",
     "sys_platform",
 )
+
+
+def cut(text: str, limit: int = 100) -> str:
+    """``text`` for a one-line message, cut short when a hostile file makes it huge."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def clip(text: str) -> str:
+    """``text`` quoted (``repr``) and cut short for a one-line message."""
+    return repr(cut(text))
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,7 @@ class ParsedRequirement:
             return self.marker.evaluate({**markers, "extra": ""})
         except (UndefinedComparison, UndefinedEnvironmentName) as exc:
             raise UsageError(
-                f"{self.origin}: cannot evaluate the marker of {self.text!r}: {first_line(exc)}; fix the marker"
+                f"{self.origin}: cannot evaluate the marker of {clip(self.text)}: {first_line(exc)}; fix the marker"
             ) from exc
 
     def line(self) -> str:
@@ -155,7 +165,7 @@ class RequirementSet:
             if req.archive not in (None, "wheel"):
                 what = {"sdist": "a source archive", "directory": "a directory"}.get(str(req.archive), "not a wheel")
                 raise UsageError(
-                    f"{req.origin}: {req.text!r} is {what}; wheelfit installs {req.name} only from a built wheel: "
+                    f"{req.origin}: {clip(req.text)} is {what}; wheelfit installs {req.name} only from a built wheel: "
                     f"give the .whl file or just the name"
                 )
             family.append(req)

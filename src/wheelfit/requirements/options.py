@@ -13,6 +13,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from .model import clip, cut
+
 __all__ = ["LineOptions", "OptionError", "parse_options"]
 
 #: Long name -> (short name, takes a value, attribute of LineOptions).
@@ -73,8 +75,8 @@ def _long_name(token: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise OptionError(f"{name} is ambiguous ({', '.join(matches)}); spell the option out")
-    raise OptionError(f"{name} is not an option of a requirements file; remove it")
+        raise OptionError(f"{cut(name)} is ambiguous ({', '.join(matches)}); spell the option out")
+    raise OptionError(f"{cut(name)} is not an option of a requirements file; remove it")
 
 
 def _refuse(long: str) -> OptionError:
@@ -90,7 +92,7 @@ def parse_options(text: str) -> LineOptions:
     try:
         tokens = shlex.split(text)
     except ValueError as exc:
-        raise OptionError(f"cannot split the options {text!r} ({exc}); check the quotes") from exc
+        raise OptionError(f"cannot split the options {clip(text)} ({exc}); check the quotes") from exc
     found = LineOptions()
     index = 0
     while index < len(tokens):
@@ -106,7 +108,7 @@ def parse_options(text: str) -> LineOptions:
             value = token[2:] or None
         else:
             what = "is not an option" if token.startswith("-") else "comes after the options"
-            raise OptionError(f"{token!r} {what}; put a requirement before its options, one per line")
+            raise OptionError(f"{clip(token)} {what}; put a requirement before its options, one per line")
         if long in _REFUSED:
             raise _refuse(long)
         _, takes_value, attribute = _SUPPORTED[long]
