@@ -156,3 +156,12 @@ def test_a_torch_family_source_is_refused_wheelfit_needs_the_wheel(tmp_path: Pat
 )
 def test_unreadable_requirements_are_one_line(tmp_path: Path, text: str, expected: str) -> None:
     assert expected in refused(tmp_path, specs=[text])
+
+
+@pytest.mark.parametrize("reference", ["./w/x-1.0-py3-none-any.whl", "file:./w/x-1.0-py3-none-any.whl"])
+def test_a_relative_direct_reference_is_given_to_the_backend_absolute(tmp_path: Path, reference: str) -> None:
+    (req,) = read(tmp_path, specs=[f"x[b,a] @ {reference}#sha256={SHA} ; os_name == 'nt'"]).requirements
+    wheel = tmp_path / "w" / "x-1.0-py3-none-any.whl"
+    assert (req.kind, req.path, req.hashes) == ("direct", str(wheel), (f"sha256:{SHA}",))
+    assert req.spec == f'x[a,b] @ {wheel.as_uri()}#sha256={SHA} ; os_name == "nt"'
+    assert req.text == f"x[b,a] @ {reference}#sha256={SHA} ; os_name == 'nt'"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from wheelfit.requirements import MAX_FILE_BYTES, Origin
-from wheelfit.requirements.files import MAX_DEPTH
+from wheelfit.requirements.files import MAX_DEPTH, MAX_LINES
 
 from .conftest import read, refused, write
 
@@ -313,4 +313,12 @@ def test_a_file_just_under_the_cap_with_a_hostile_line_reads_in_linear_time(tmp_
     message = refused(tmp_path, ["r.txt"])
     assert message.startswith("r.txt:2: cannot read the requirement 'rich rich rich")
     assert len(message) < 400  # the message quotes the line, but not all of it
+    assert time.monotonic() - started < 10
+
+
+def test_a_file_of_millions_of_short_lines_stops_at_the_line_cap(tmp_path: Path) -> None:
+    write(tmp_path, "r.txt", b"--pre\n" * (MAX_FILE_BYTES // 6))  # 2.8 million lines, each one an option line
+    started = time.monotonic()
+    message = refused(tmp_path, ["r.txt"])
+    assert message == f"r.txt:{MAX_LINES + 1}: more than {MAX_LINES} requirement lines in all; split the install"
     assert time.monotonic() - started < 10

@@ -253,25 +253,36 @@ def classify(text: str, origin: Origin, *, cwd: str) -> ParsedRequirement:
     if archive == "wheel" and file_name != name:
         raise _fail(origin, text, f"the wheel {filename} is {file_name}, not {req.name}; fix the name or the URL")
     path = None
-    if req.url.lower().startswith("file:"):
+    spec, url, written = text, req.url, req.url
+    if url.lower().startswith("file:") or ":" not in url.split("/", 1)[0]:  # file: URL, or a path (as uv takes)
         try:
-            path = path_from_file_url(req.url, cwd)
+            path = (
+                path_from_file_url(url, cwd)
+                if ":" in url.split("/", 1)[0]
+                else os.path.normpath(os.path.join(cwd, url.split("#", 1)[0]))
+            )
         except ValueError as exc:
             raise _fail(origin, text, f"{exc}; give a local path") from exc
         if archive == "other":
             archive = "directory"
+        # Absolute, so the backend finds the same file from any working directory.
+        fragment = urlsplit(written).fragment
+        url = _file_url(path) + (f"#{fragment}" if fragment else "")
+        extras_text = f"[{','.join(sorted(extras))}]" if extras else ""
+        spec = f"{req.name}{extras_text} @ {url}" + (f" ; {req.marker}" if req.marker else "")
+        req = _requirement(origin, text, spec)
     return ParsedRequirement(
         kind="direct",
         text=text,
-        spec=text,
+        spec=spec,
         origin=origin,
         name=name,
         requirement=req,
-        url=req.url,
+        url=url,
         path=path,
         version=version,
         archive=archive,
         extras=extras,
         marker=req.marker,
-        hashes=_url_hashes(origin, text, req.url),
+        hashes=_url_hashes(origin, text, written),
     )

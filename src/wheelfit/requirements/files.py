@@ -18,7 +18,7 @@ from .lines import decode, logical_lines, split_options
 from .model import Origin, ParsedRequirement, RequirementSet, clip, cut
 from .options import LineOptions, OptionError, parse_options
 
-__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "FileReader", "read_requirements"]
+__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "MAX_LINES", "FileReader", "read_requirements"]
 
 #: ``reader(path, limit)``: at most ``limit`` bytes of the file at ``path`` (absolute, as joined: it may hold
 #: ``..``, which the OS resolves through symlinks as pip's open() does); raises ``OSError``.
@@ -28,6 +28,9 @@ FileReader = Callable[[str, int], bytes]
 MAX_FILE_BYTES = 16 * 1024 * 1024
 #: Files read in one go (a file included twice counts twice, as pip reads it twice): bounds a hostile include tree.
 MAX_FILES = 1000
+#: Lines that say something, in all files together: a lock file of a large project has a few thousand, and each
+#: costs a PEP 508 parse (16 MiB of ``a\n`` would be 8 million of them, minutes of work).
+MAX_LINES = 20_000
 #: Includes nested deeper than this are refused (a chain of distinct files, which cycle detection cannot see).
 MAX_DEPTH = 64
 
@@ -55,6 +58,7 @@ class _Reading:
     pre: bool = False
     no_index: bool = False
     sources: list[str] = field(default_factory=list)
+    lines: int = 0
     #: (absolute path, name as shown) of the files being read, outermost first: a cycle is a path seen again.
     stack: list[tuple[str, str]] = field(default_factory=list)
 
@@ -116,6 +120,9 @@ class _Reading:
         self.sources.append(shown)
         self.stack.append((absolute, shown))
         for number, logical in logical_lines(text, self.environ):
+            self.lines += 1
+            if self.lines > MAX_LINES:
+                raise UsageError(f"{shown}:{number}: more than {MAX_LINES} requirement lines in all; split the install")
             self._line(Origin(shown, number), logical, constraint=constraint, directory=os.path.dirname(absolute))
         self.stack.pop()
 
