@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .index.client import IndexClient
     from .index.config import IndexConfig
     from .install.backend import Installer
-    from .install.gather import WheelSource
+    from .install.gather import LocalFiles, WheelSource
     from .install.run import InstallOptions, InstallResult
     from .install.target_env import TargetEnv
     from .install.verify import TorchFacts, Verification
@@ -368,16 +368,22 @@ def install(
     dry_run: bool = False,
     offline: bool = False,
     options: InstallOptions | None = None,
+    find_links: Sequence[str] = (),
+    local: LocalFiles | None = None,
 ) -> InstallResult:
     """Install ``plan`` into ``env``: its torch-family wheels from ``source`` (and only from there), ``extra``
     requirements from ``index_url``, all or nothing. ``source`` and ``installer`` are small interfaces
     (:class:`~wheelfit.install.gather.WheelSource`, :class:`~wheelfit.install.backend.Installer`); ``options``
-    (:class:`~wheelfit.install.run.InstallOptions`), when given, replaces the keywords after ``installer``."""
+    (:class:`~wheelfit.install.run.InstallOptions`), when given, replaces the keywords after ``installer``.
+    ``local`` takes torch-family wheels from disk (a local index's, a wheelhouse's planned file:
+    :class:`~wheelfit.install.source.LocalWheels`); ``find_links`` are wheelhouses for everything else."""
     from .install.run import InstallOptions, install_plan
 
     if options is None:
-        options = InstallOptions(index_url, environ, tuple(extra), dry_run=dry_run, offline=offline)
-    return install_plan(plan, env, source, installer, options)
+        options = InstallOptions(
+            index_url, environ, tuple(extra), dry_run=dry_run, offline=offline, find_links=tuple(find_links)
+        )
+    return install_plan(plan, env, source, installer, options, local)
 
 
 @dataclass(frozen=True)
@@ -421,6 +427,7 @@ def install_requirements(
     no_deps: bool = False,
     system: bool = False,
     cwd: Path | None = None,
+    find_links: Sequence[str] = (),
 ) -> InstallOutcome:
     """``wheelfit install``: plan for the machine (or ``target``), install into the environment, verify.
 
@@ -430,6 +437,8 @@ def install_requirements(
     when it also has kernels for the machine. Requirements that name no torch-family package are installed
     alone. ``constraints`` are requirement strings (``-c``): on torch-family names they narrow the plan.
     ``wrap_backend`` wraps the installer backend (the command line imports its renderer while the backend runs).
+    ``find_links`` (else ``UV_FIND_LINKS``, ``PIP_FIND_LINKS``) are wheelhouses: for everything that is not
+    torch-family, and for a torch-family file only when it has exactly the name of the one the plan chose.
     """
     if installer not in ("uv", "pip"):  # before anything runs; backend() says the same to its own callers
         raise UsageError(f"--installer {installer}: use uv or pip")
@@ -442,6 +451,9 @@ def install_requirements(
     from .install.wanted import sort_wanted
 
     config = resolve_index_config(environ, pytorch_index=pytorch_index, index_url=index_url, offline=network.offline)
+    from .index.local import resolve_find_links
+
+    links = resolve_find_links(environ, find_links)
     network.prepare()  # on a thread, while this one waits for the child process (no contention for the GIL)
     here = machine(
         target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout,
@@ -469,9 +481,14 @@ def install_requirements(
     options = InstallOptions(
         config.default_index, environ, wanted.other, tuple(extra_index_urls), wanted.constraints, wanted.extras,
         dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
+        find_links=links,
     )  # fmt: skip
+    from .install.source import LocalWheels
+
+    # A variant plan's wheel is offered under its plain name, which a wheelhouse's ordinary torch may share.
+    houses = [Path(link) for link in links if "://" not in link] if chosen is None or chosen.mode != "variant" else []
     result = install(chosen, env, source=source, installer=runner, index_url=config.default_index, environ=environ,
-                     options=options)  # fmt: skip
+                     options=options, local=LocalWheels(network.cache, houses))  # fmt: skip
     if notes:
         result = replace(result, notes=(*notes, *result.notes))
     checked = None

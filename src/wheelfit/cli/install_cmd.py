@@ -82,6 +82,16 @@ def install(
             metavar="URL",
         ),
     ] = None,
+    find_links: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--find-links",
+            "-f",
+            help="A wheelhouse directory (repeatable; or UV_FIND_LINKS, PIP_FIND_LINKS) for what is not "
+            "torch-family; a torch-family wheel in it is used only if it is the very file the plan chose.",
+            metavar="DIR",
+        ),
+    ] = None,
     upgrade: Annotated[
         bool, typer.Option("--upgrade", "-U", help="Upgrade what is installed already, torch included.")
     ] = False,
@@ -121,6 +131,7 @@ def install(
             verify_after=not no_verify,
             wrap_backend=None if as_json or quiet else _renderer_loading,
             extra_index_urls=extra_index_url or (),
+            find_links=find_links or (),
             upgrade=upgrade,
             reinstall=reinstall,
             no_deps=no_deps,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
+from .local import local_index_url
 
 __all__ = [
     "DEFAULT_INDEX_URL",
@@ -74,7 +75,12 @@ def offline_requested(env: Mapping[str, str]) -> bool:
 
 def _check(url: str, source: str) -> str:
     url = url.strip()
+    local = local_index_url(url, source, IndexConfigError)  # a directory or file:// URL (air-gapped): as file://
+    if local is not None:
+        return local
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise IndexConfigError(f"{source}={url!r} is not an http(s) URL; give e.g. https://mirror.example/whl")
+        raise IndexConfigError(
+            f"{source}={url!r} is not an http(s) URL or a directory; give e.g. https://mirror.example/whl"
+        )
     return url.rstrip("/")
