@@ -495,7 +495,8 @@ def install_requirements(
     if verify_after and not dry_run and chosen is not None:
         from .install.verify import probe_torch
 
-        checked = verify(chosen, probe_torch(env.executable, environ))
+        checked = verify(chosen, probe_torch(env.executable, environ), here, kb=kb,
+                         target_from=_target_from(target, sysroot))  # fmt: skip
     return InstallOutcome(result, env, checked)
 
 
@@ -586,23 +587,45 @@ def _full_python(env: TargetEnv) -> str:
 # -- verifying ------------------------------------------------------------------------------------------------
 
 
-def verify(plan: Plan, facts: TorchFacts) -> Verification:
-    """Whether the torch an environment imports (``facts``, from :func:`wheelfit.install.verify.probe_torch`)
-    is the planned build and has kernels for the GPUs it sees. Pure."""
-    from .install.verify import verify as check
+def verify(
+    plan: Plan | None,
+    facts: TorchFacts,
+    target: Target | None = None,
+    *,
+    kb: Knowledge | None = None,
+    target_from: str = "the machine's report",
+    plan_error: str | None = None,
+) -> Verification:
+    """Whether the torch an environment imports (``facts``, from :func:`wheelfit.install.verify.probe_torch`) runs
+    on ``target``'s machine: kernels for every GPU (those torch sees, else the report's, ``target_from`` says whose),
+    a CUDA runtime the driver supports, torchvision/torchaudio of the same torch and build. Being ``plan``'s build
+    is a note, never a verdict: PyPI's torch runs where it has kernels. Pure."""
+    from .install.verify import judge
+    from .kb.matrix import load_knowledge
+    from .resolve import Machine
 
-    return check(facts, plan)
+    found = Machine.from_report(target.report) if target is not None else None
+    knowledge = kb if kb is not None else load_knowledge()
+    return judge(facts, found, knowledge, machine_from=target_from, plan=plan, plan_error=plan_error)
+
+
+def _target_from(target: str | None, sysroot: Path | None) -> str:
+    """Whose GPUs a verification judged when torch sees none: for the messages."""
+    if target:
+        return f"--target {target}"
+    return f"the machine detected under --sysroot {sysroot}" if sysroot is not None else "this machine's detection"
 
 
 @dataclass(frozen=True)
 class VerifyOutcome:
     verification: Verification
-    plan: Plan
+    #: ``None`` when torch could not be imported, or no plan could be made (the verification says why).
+    plan: Plan | None
     env: TargetEnv
 
     def to_dict(self) -> dict[str, Any]:
         data = self.verification.to_dict()
-        data["plan"] = self.plan.to_dict()
+        data["plan"] = self.plan.to_dict() if self.plan is not None else None
         data["python"] = self.env.executable
         return data
 
@@ -619,9 +642,10 @@ def verify_environment(
     pytorch_index: str | None = None,
     variant_index: str | None = None,
 ) -> VerifyOutcome:
-    """``wheelfit verify``: import torch in ``python``'s environment and check it against this machine's plan
-    for the same torch version."""
-    from packaging.version import Version
+    """``wheelfit verify``: import torch in ``python``'s environment and judge whether it runs on this machine (or
+    ``target``); the machine's plan for the same torch version is made to say whether it is wheelfit's pick. A
+    torch that is missing or fails to import is a failed verification, not an error."""
+    from packaging.version import InvalidVersion, Version
 
     from .install.target_env import start_inspect
     from .install.verify import probe_torch
@@ -631,12 +655,20 @@ def verify_environment(
     facts = probe_torch(py, environ)
     env = pending.result()
     here = machine(target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout, python=_full_python(env))
-    public = Version(facts.version).public
-    chosen = plan(
-        [f"torch=={public}"], here, environ=environ, network=network, kb=kb, pytorch_index=pytorch_index,
-        variant_index=variant_index,
-    )  # fmt: skip
-    return VerifyOutcome(verify(chosen, facts), chosen, env)
+    chosen: Plan | None = None
+    why: str | None = None
+    if facts.error is None:
+        try:
+            chosen = plan(
+                [f"torch=={Version(facts.version).public}"], here, environ=environ, network=network, kb=kb,
+                pytorch_index=pytorch_index, variant_index=variant_index,
+            )  # fmt: skip
+        except UsageError:
+            raise
+        except (WheelfitError, InvalidVersion) as exc:
+            why = str(exc)
+    checked = verify(chosen, facts, here, kb=kb, target_from=_target_from(target, sysroot), plan_error=why)
+    return VerifyOutcome(checked, chosen, env)
 
 
 # -- variant files --------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ def make_wheel(
     tag: str = "py3-none-any",
     build: str | None = None,
     requires_python: str | None = None,
+    extras: Sequence[str] = (),
 ) -> Path:
     """Write ``<name>-<version>[-<build>]-<tag>.whl`` into ``directory`` and return its path.
 
@@ -50,6 +51,7 @@ def make_wheel(
     metadata = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     if requires_python:
         metadata.append(f"Requires-Python: {requires_python}")
+    metadata += [f"Provides-Extra: {e}" for e in extras]
     metadata += [f"Requires-Dist: {r}" for r in requires]
     contents[f"{dist_info}/METADATA"] = ("\n".join(metadata) + "\n\n").encode()
     wheel = ["Wheel-Version: 1.0", "Generator: wheelfit-tests", "Root-Is-Purelib: true"]
@@ -93,18 +95,62 @@ def torch_version_attrs(variant: str) -> dict[str, str | None]:
     return {"cuda": cuda, "hip": hip, "xpu": xpu}
 
 
-def make_torch_like(directory: Path, version: str, variant: str, *, requires: Sequence[str] = ()) -> Path:
-    """``torch-<version>+<variant>-py3-none-any.whl`` whose ``torch.version`` looks like the real build's."""
-    full = f"{version}+{variant}"
+def make_torch_like(
+    directory: Path,
+    version: str,
+    variant: str,
+    *,
+    requires: Sequence[str] = (),
+    local: bool = True,
+    arch_list: Sequence[str] | None = None,
+) -> Path:
+    """``torch-<version>+<variant>-py3-none-any.whl`` whose ``torch.version`` looks like the real build's.
+
+    ``local=False`` leaves the label out of the version, as PyPI's torch (``2.9.0``, a CUDA 12.8 build).
+    ``arch_list`` adds a ``torch.cuda`` that sees the GPUs named in ``WHEELFIT_FAKE_TORCH_GPUS`` (``name=8.6;...``)
+    and, as real torch does, reports ``get_arch_list()`` only while one is visible.
+    """
+    full = f"{version}+{variant}" if local else version
     attrs = torch_version_attrs(variant)
     version_py = f'__version__ = "{full}"\ngit_version = "0000000000000000000000000000000000000000"\n'
     version_py += "".join(f"{key} = {value!r}\n" for key, value in attrs.items())
     init_py = f'"""A stand-in for torch {full} (wheelfit tests)."""\n\nfrom torch import version\n'
+    if arch_list is not None:
+        init_py += "from torch import cuda\n"
     init_py += f'\n__version__ = "{full}"\n'
-    return make_wheel(
-        directory,
-        "torch",
-        full,
-        requires=requires,
-        files={"torch/__init__.py": init_py, "torch/version.py": version_py},
-    )
+    files = {"torch/__init__.py": init_py, "torch/version.py": version_py}
+    if arch_list is not None:
+        files["torch/cuda.py"] = _FAKE_CUDA.replace("ARCH_LIST", repr(list(arch_list)))
+    return make_wheel(directory, "torch", full, requires=requires, files=files)
+
+
+#: A ``torch.cuda`` for tests: the GPUs of ``WHEELFIT_FAKE_TORCH_GPUS``, and ``get_arch_list()`` as torch's does
+#: it (an empty list while no GPU is available: ``torch/cuda/__init__.py``).
+_FAKE_CUDA = """import os
+from types import SimpleNamespace
+
+
+def _gpus():
+    found = []
+    for item in filter(None, os.environ.get("WHEELFIT_FAKE_TORCH_GPUS", "").split(";")):
+        name, _, cc = item.rpartition("=")
+        major, _, minor = cc.partition(".")
+        found.append(SimpleNamespace(name=name, major=int(major), minor=int(minor), gcnArchName=""))
+    return found
+
+
+def is_available():
+    return bool(_gpus())
+
+
+def device_count():
+    return len(_gpus())
+
+
+def get_device_properties(i):
+    return _gpus()[i]
+
+
+def get_arch_list():
+    return ARCH_LIST if is_available() else []
+"""

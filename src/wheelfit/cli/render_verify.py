@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 
 if TYPE_CHECKING:
     from ..install.verify import Verification
@@ -14,10 +15,34 @@ __all__ = ["render_verify"]
 
 def render_verify(verification: Verification, python: str, console: Console | None = None) -> None:
     con = console or Console()
-    marks = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: "[yellow]--[/]"}
+    marks = {True: "[green]ok[/]  ", False: "[red]FAIL[/]", None: "[yellow]--[/]  "}
     for c in verification.checks:
-        con.print(f"  {marks[c.ok]}  {c.name:8} {c.detail}")
-    if verification.ok:
-        con.print(f"[bold green]verified[/]: torch in {python} is the planned build")
-    else:
-        con.print(f"[bold red]not the planned build[/]: torch in {python} does not match the plan")
+        con.print(f"  {marks[c.ok]}  {c.name:11} {escape(c.detail)}", soft_wrap=True)
+    con.print(_summary(verification, python), soft_wrap=True)  # its variable parts are escaped where they are put in
+
+
+def _summary(v: Verification, python: str) -> str:
+    """One line: whether torch runs here, and (a note) whether it is wheelfit's pick."""
+    torch = f"torch {v.facts.version}" + (f" ({v.runtime})" if v.runtime else "")
+    if not v.ok:
+        return (
+            f"[bold red]FAIL[/]: {escape(torch if v.facts.version else 'torch')} in {escape(python)} will not work here"
+        )
+    head = f"[bold green]verified[/]: {escape(torch)} in {escape(python)}"
+    judged = _judged(v)
+    if v.planned is True:
+        return f"{head} is wheelfit's planned build{judged}"
+    if v.planned is False:
+        return f"{head} is not wheelfit's planned build ({escape(v.plan_build or '?')}), but it runs here{judged}"
+    return f"{head} runs here{judged}"
+
+
+def _judged(v: Verification) -> str:
+    """``: it has kernels for every GPU and a runtime the driver supports`` (what the checks showed)."""
+    kinds = {c.name for c in v.checks if c.ok is True}
+    said = []
+    if "kernels" in kinds:
+        said.append("kernels for every GPU")
+    if "driver" in kinds:
+        said.append("a runtime the driver supports")
+    return f": it has {' and '.join(said)}" if said else ""
