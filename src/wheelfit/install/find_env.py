@@ -29,8 +29,11 @@ def find_python(
     *,
     system: bool = False,
     read_only: bool = False,
+    ceiling: Path | None = None,
 ) -> str:
-    """The interpreter of the environment to use; :class:`~wheelfit.errors.UsageError` when there is none."""
+    """The interpreter of the environment to use; :class:`~wheelfit.errors.UsageError` when there is none.
+
+    ``.venv`` is looked for in ``cwd`` and every directory above it, up to ``ceiling`` (default: the root)."""
     if python:
         return _given(python, environ, cwd)
     for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
@@ -47,6 +50,8 @@ def find_python(
         found = _interpreter(directory / ".venv")
         if found is not None:
             return found
+        if directory == ceiling:
+            break
     if system or read_only:
         on_path = _on_path(environ)
         if on_path is not None:

@@ -13,7 +13,8 @@ __all__ = ["UvInstaller", "find_uv"]
 
 #: uv's spelling of the :class:`BackendRequest` switches.
 _FLAGS = (("--upgrade", "upgrade"), ("--reinstall", "reinstall"), ("--no-deps", "no_deps"))
-_CHANGE = re.compile(r"^\s*([+-])\s+(\S+?)(?:==|\s@\s)(\S+)")
+#: `` + name==1.0`` installed, `` - name==1.0`` removed, `` ~ name==1.0`` reinstalled (``--reinstall``).
+_CHANGE = re.compile(r"^\s*([+~-])\s+(\S+?)(?:==|\s@\s)(\S+)")
 
 
 def find_uv() -> str:
@@ -64,7 +65,7 @@ def _changes(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     for line in text.splitlines():
         m = _CHANGE.match(line)
         if m:
-            (plus if m.group(1) == "+" else minus).append(
+            (minus if m.group(1) == "-" else plus).append(
                 f"{m.group(2)}=={m.group(3)}" if "@" not in line else line.strip()[2:]
             )
     return tuple(plus), tuple(minus)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from ..errors import UsageError, first_line
 from .family import is_torch_family
@@ -35,17 +37,38 @@ class Wanted:
         return bool(self.family or self.direct)
 
 
-def _parse(text: str) -> Requirement:
+def _parse(text: str, cwd: Path | None = None) -> Requirement:
     try:
-        return Requirement(text)
+        return Requirement(_wheel_path(text, cwd) if cwd is not None else text)
     except InvalidRequirement as exc:
         raise UsageError(f"cannot read the requirement {text!r}: {first_line(exc)}") from exc
 
 
+def _wheel_path(text: str, cwd: Path) -> str:
+    """A wheel given by its path or ``file:`` URL (``./torch-2.9.0+cu128-...whl``), as pip takes it, becomes
+    ``name @ file:///...``; anything else is left as written."""
+    stripped = text.strip()
+    if " @ " in stripped or not (stripped.startswith("file:") or stripped.split("#")[0].endswith(".whl")):
+        return text
+    if stripped.startswith("file:"):
+        uri, filename = stripped, unquote(urlsplit(stripped).path).rsplit("/", 1)[-1]
+    else:
+        path = (cwd / Path(stripped).expanduser()).resolve()
+        if not path.is_file():
+            raise UsageError(f"{text}: no such wheel file")
+        uri, filename = path.as_uri(), path.name
+    try:
+        name = parse_wheel_filename(filename)[0]
+    except InvalidWheelFilename:
+        raise UsageError(f"{text}: not a wheel file name (name-version-python-abi-platform.whl)") from None
+    return f"{name} @ {uri}"
+
+
 def sort_wanted(
-    requirements: Sequence[str], constraints: Sequence[str], markers: Mapping[str, str]
+    requirements: Sequence[str], constraints: Sequence[str], markers: Mapping[str, str], cwd: Path | None = None
 ) -> Wanted:
-    """Sort ``requirements`` and ``constraints`` (requirement strings) for a target with ``markers``.
+    """Sort ``requirements`` and ``constraints`` (requirement strings) for a target with ``markers``; a wheel
+    path in ``requirements`` is read relative to ``cwd``.
 
     A torch-family constraint narrows the planner's requirement of the same name, as pip's ``-c`` narrows what
     it may choose; it adds no package of its own.
@@ -57,13 +80,13 @@ def sort_wanted(
     skipped: list[str] = []
     environment = {**markers, "extra": ""}
     for text in requirements:
-        req = _parse(text)
+        req = _parse(text, cwd or Path.cwd())
         if req.marker is not None and not req.marker.evaluate(environment):
             skipped.append(f"{text}: its marker is false for this environment, skipped")
             continue
         name = canonicalize_name(req.name)
         if not is_torch_family(name):
-            other.append(text)
+            other.append(str(req) if req.url and req.url.startswith("file:") else text)
             continue
         if req.extras:
             extras[name] = tuple(sorted(set(extras.get(name, ())) | req.extras))
