@@ -527,6 +527,25 @@ CASES = [
         env={"UV_CUDA_DRIVER_VERSION": D535},
         warns=(MINOR,),
     ),
+    # ---- A Jetson (Tegra, no PCI GPU): PyTorch's index has none of its CUDA builds (JETSON): the CPU build, warned
+    case(
+        "fixture-nvidia-jetson-no-pci-cpu",
+        "fixture:nvidia-jetson-no-pci",
+        T,
+        "2.15.0",
+        "cpu",
+        warns=("no CUDA builds for Jetson", "developer.download.nvidia.com/compute/redist/jp/"),
+    ),
+    # ---- An Intel Mac: the last macOS x86_64 build, torch 2.2.2 (MAC-X86: PyTorch stopped after 2.2) -----------
+    case(
+        "fixture-intel-mac-mojave",
+        "fixture:apple-intel-mojave-skylake",
+        ("torch", "torchvision"),
+        "2.2.2",
+        "cpu",
+        says=("last release built for macOS x86_64", "#114602"),
+        packages={"torchvision": "0.17.2"},
+    ),
     # ---- No usable GPU: the newest CPU build -------------------------------------------------------
     *(
         case(f"fixture-{name}-cpu", f"fixture:{name}", T, "2.15.0", "cpu", says=("no GPU usable",))
@@ -539,7 +558,6 @@ CASES = [
             "container-leaked-sysfs",
             "leftover-nvidia-smi",
             "nvidia-smi-exit9",
-            "nvidia-jetson-no-pci",
             "amd-no-driver",
             "amd-container-no-kfd",
             "intel-no-render-node",

@@ -45,7 +45,7 @@ def kb_candidates(kb: Knowledge, platform: str) -> tuple[Candidate, ...]:
     """Every (version, variant) build the knowledge base lists for ``platform``, newest version first, each patch
     release with the builds it publishes. Nightly lines have no versions to pin: the index names them."""
     out: list[Candidate] = []
-    for release in kb.releases_newest_first():
+    for release in kb.releases_for(platform):  # with the last series of a platform PyTorch no longer builds for
         builds = release.platform(platform)
         if builds is None:
             continue

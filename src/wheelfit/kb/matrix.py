@@ -30,9 +30,11 @@ __all__ = [
     "Companions",
     "DriverFloor",
     "DriverVersion",
+    "Elsewhere",
     "Knowledge",
     "KnowledgeError",
     "PlatformBuilds",
+    "PlatformEnd",
     "Release",
     "Variant",
     "load_knowledge",
@@ -40,7 +42,9 @@ __all__ = [
 
 #: The schema this loader understands. Another major is refused; a newer minor is read,
 #: ignoring keys this version does not know (an older or equal minor must not have any).
-SCHEMA_VERSION = "1.1"
+#: 1.2 adds ``platform_ends`` (the last release of a platform PyTorch stopped building for) and ``elsewhere``
+#: (hardware whose PyTorch builds another party publishes).
+SCHEMA_VERSION = "1.2"
 CONFIDENCE = frozenset({"P", "M", "S", "U"})  # primary, measured, secondary, uncertain (data/pytorch.json "about")
 KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 _DRIVER_OSES = ("linux", "windows")
@@ -232,6 +236,32 @@ class DriverFloor:
 
 
 @dataclass(frozen=True)
+class PlatformEnd:
+    """A platform PyTorch stopped publishing builds for (macOS x86_64 after 2.2.2): why newer releases have none."""
+
+    platform: str
+    last_version: Version
+    what: str
+    note: str
+    confidence: str
+    source: str
+    #: The builds of the platform's last release series, published for that platform alone.
+    release: Release | None = None
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """Hardware PyTorch's index has no builds for and another party publishes them (Jetson: NVIDIA's wheels)."""
+
+    key: str
+    what: str
+    note: str
+    url: str
+    confidence: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Knowledge:
     """The whole matrix, loaded from one file."""
 
@@ -242,6 +272,8 @@ class Knowledge:
     field_sources: Mapping[str, str]
     xpu_device_ips: Mapping[str, tuple[str, ...]]
     releases: Mapping[str, Release]
+    platform_ends: Mapping[str, PlatformEnd] = field(default_factory=dict)
+    elsewhere: Mapping[str, Elsewhere] = field(default_factory=dict)
 
     def releases_newest_first(self, *, nightly: bool = False) -> tuple[Release, ...]:
         """The releases, newest first; the nightly lines too only when asked (they have no versions to pin)."""
@@ -250,6 +282,15 @@ class Knowledge:
 
     def release(self, series: str) -> Release | None:
         return self.releases.get(series)
+
+    def releases_for(self, platform: str) -> tuple[Release, ...]:
+        """The releases with builds for ``platform``, newest first: the matrix's, and for a platform PyTorch
+        stopped building for (macOS x86_64) its last series, which the matrix's releases do not list."""
+        found = [r for r in self.releases_newest_first() if platform in r.platforms]
+        end = self.platform_ends.get(platform)
+        if end is not None and end.release is not None:
+            found.append(end.release)
+        return tuple(sorted(found, key=lambda r: r.series_version, reverse=True))
 
     @staticmethod
     def cuda_toolkit_driver(cuda: str, os: str) -> DriverVersion | None:
@@ -450,7 +491,61 @@ class _Reader:
             field_sources=MappingProxyType(dict(field_sources)),
             xpu_device_ips=MappingProxyType(ips),
             releases=MappingProxyType(releases),
+            platform_ends=MappingProxyType(self.platform_ends(top.get("platform_ends", {}), toolkits, releases)),
+            elsewhere=MappingProxyType(self.elsewhere(top.get("elsewhere", {}))),
         )
+
+    def platform_ends(self, raw: Any, toolkits: set[str], releases: Mapping[str, Release]) -> dict[str, PlatformEnd]:
+        """``{platform: {last_version, what, note, confidence, source, series?, release?}}``: ``release`` is the
+        last series' entry (as under ``releases``), with that platform alone and ``last_version`` among its
+        versions; no release of the matrix may publish the platform."""
+        out: dict[str, PlatformEnd] = {}
+        keys = frozenset({"last_version", "what", "note", "confidence", "source", "series", "release"})
+        for name, entry in self.obj(raw, "platform_ends").items():
+            where = f"platform_ends.{name}"
+            if not _PLATFORM.fullmatch(name):
+                raise self.fail(where, "platform names look like linux_x86_64, windows_amd64 or macos_x86_64")
+            d = self.obj(entry, where, keys)
+            last = self.version(d.get("last_version"), where, "'last_version'")
+            later = [r.name for r in releases.values() if name in r.platforms]
+            if later:
+                raise self.fail(where, f"releases {', '.join(later)} publish {name}: it has not ended")
+            release: Release | None = None
+            if d.get("release") is not None:
+                series = self.str_(d, "series", where, _SERIES)
+                release = self.release(series, d["release"], toolkits)
+                if set(release.platforms) != {name}:
+                    raise self.fail(f"{where}.release", f"must list the platform {name} alone")
+                if last not in release.versions:
+                    raise self.fail(f"{where}.release", f"'last_version' {last} is not one of its versions")
+            out[name] = PlatformEnd(
+                platform=name,
+                last_version=last,
+                what=self.str_(d, "what", where),
+                note=self.str_(d, "note", where),
+                confidence=self.confidence(d.get("confidence"), where),
+                source=self.source(d, where),
+                release=release,
+            )
+        return out
+
+    def elsewhere(self, raw: Any) -> dict[str, Elsewhere]:
+        out: dict[str, Elsewhere] = {}
+        for key, entry in self.obj(raw, "elsewhere").items():
+            where = f"elsewhere.{key}"
+            d = self.obj(entry, where, frozenset({"what", "note", "url", "confidence", "source"}))
+            url = self.str_(d, "url", where)
+            if not url.startswith("https://"):
+                raise self.fail(where, f"'url' must be an https:// address, got {url!r}")
+            out[key] = Elsewhere(
+                key=key,
+                what=self.str_(d, "what", where),
+                note=self.str_(d, "note", where),
+                url=url,
+                confidence=self.confidence(d.get("confidence"), where),
+                source=self.source(d, where),
+            )
+        return out
 
     def schema(self, top: dict[str, Any]) -> str:
         value = top.get("schema_version")
@@ -698,6 +793,8 @@ _TOP_KEYS = frozenset(
         "cuda_toolkits",
         "minor_version_compat",
         "xpu_device_ips",
+        "platform_ends",
+        "elsewhere",
         "releases",
     }
 )

@@ -155,10 +155,18 @@ def _known_cc(cc: str, value: str) -> str:
 
     if not _is_cc(cc):
         raise TargetError(f"--target cuda={value}: compute capabilities look like 8.6 (joined by +)")
-    known = known_compute_capabilities()
-    if cc not in known:
-        listed = ", ".join(sorted(known, key=lambda c: tuple(int(p) for p in c.split("."))))
-        raise TargetError(f"--target cuda={cc}: not a compute capability wheelfit knows (known: {listed})")
+    def key(c: str) -> tuple[int, int]:
+        major, _, minor = c.partition(".")
+        return int(major), int(minor)
+
+    known = sorted(known_compute_capabilities(), key=key)
+    # A GPU newer than the tables (cuda=13.0) is planned: PTX may serve it. One inside their range that NVIDIA
+    # never shipped (9.9, 6.5) is a typo.
+    if cc not in known and key(cc) <= key(known[-1]):
+        raise TargetError(
+            f"--target cuda={cc}: not a compute capability NVIDIA has shipped (known: {', '.join(known)}; "
+            f"newer than {known[-1]} is planned as a future GPU)"
+        )
     return cc
 
 

@@ -10,6 +10,7 @@ from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
 from packaging.version import InvalidVersion, Version
 
 from ..errors import WheelfitError
+from ..kb.matrix import Elsewhere, PlatformEnd, load_knowledge
 from ..report import Accelerator, HardwareReport
 from ..variants.machine import marker_environment
 from ..variants.ranking import SupportedConfigs
@@ -21,6 +22,8 @@ _OLDEST_GLIBC = 5
 _ASSUMED_GLIBC = 28
 #: The legacy manylinux names of PEP 600's ``manylinux_2_<minor>`` (PyTorch's 2.5 wheels are manylinux1).
 _LEGACY_MANYLINUX = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+#: The newest macOS major, for the wheel tags of a Mac whose version is not known.
+_NEWEST_MACOS = 26
 
 
 class ResolveError(WheelfitError):
@@ -57,6 +60,12 @@ class Machine:
     markers: Mapping[str, str] = field(default_factory=dict)
     #: What the variant providers say the machine supports, by namespace (PEP 817): variant mode ranks with it.
     variant_configs: SupportedConfigs = field(default_factory=dict)
+    #: A Jetson (Tegra integrated GPU, which the NVIDIA provider records but does not report as a CUDA GPU).
+    jetson: bool = False
+    #: The platform's end in the knowledge base (macOS x86_64: last build 2.2.2), if PyTorch stopped building it.
+    platform_end: PlatformEnd | None = None
+    #: Who publishes the builds for this hardware when PyTorch's index has none (Jetson: NVIDIA).
+    elsewhere: Elsewhere | None = None
 
     @classmethod
     def from_report(cls, report: HardwareReport, variant_configs: SupportedConfigs | None = None) -> Machine:
@@ -71,10 +80,12 @@ class Machine:
             key = "windows_amd64"
         elif system == "Darwin" and arch in ("arm64", "aarch64"):
             key = "macos_arm64"
+        elif system == "Darwin" and arch == "x86_64":
+            key = "macos_x86_64"  # an Intel Mac: builds up to torch 2.2.2 (the knowledge base's platform_ends)
         else:
             raise ResolveError(
                 f"PyTorch publishes no builds for {system} {arch or 'unknown architecture'}: "
-                "supported are Linux x86_64/aarch64, Windows x86_64 and macOS arm64"
+                "supported are Linux x86_64/aarch64, Windows x86_64, macOS arm64 (and macOS x86_64 up to torch 2.2)"
             )
         parts = p.python.split(".")
         if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
@@ -82,6 +93,7 @@ class Machine:
         glibc = _version(p.libc.split()[1]) if p.libc and p.libc.startswith("glibc ") else None
         macos = _version(p.release) if system == "Darwin" and p.release else None
         driver_os = "windows" if system == "Windows" or p.wsl else "linux"
+        kb, jetson = load_knowledge(), _jetson(report)  # the packaged knowledge base's platform facts
         return cls(
             key,
             f"cp{parts[0]}{parts[1]}",
@@ -93,6 +105,9 @@ class Machine:
             tuple(target_tags(report)),
             marker_environment(report),
             dict(variant_configs or {}),
+            jetson=jetson,
+            platform_end=kb.platform_ends.get(key),
+            elsewhere=kb.elsewhere.get("jetson") if jetson else None,
         )
 
 
@@ -125,7 +140,9 @@ def target_tags(report: HardwareReport) -> list[Tag]:
     elif p.system == "Windows":
         platforms = ["win_arm64" if arch in ("arm64", "aarch64") else "win_amd64"]
     elif p.system == "Darwin":
-        release = (p.release or "11.0").split(".")
+        # An unknown macOS version (--target os=macos) is not guessed low: every wheel's tag is accepted, and the
+        # plan names the floors instead (macosx_14_0 wheels, MPS).
+        release = (p.release or f"{_NEWEST_MACOS}.0").split(".")
         try:
             mac = (int(release[0]), int(release[1]) if len(release) > 1 else 0)
         except ValueError:
@@ -135,6 +152,13 @@ def target_tags(report: HardwareReport) -> list[Tag]:
         platforms = []
     interpreter = f"cp{py[0]}{py[1]}"
     return [*cpython_tags(py, [interpreter], platforms), *compatible_tags(py, interpreter, platforms)]
+
+
+def _jetson(report: HardwareReport) -> bool:
+    """The NVIDIA provider's ``tegra`` probe ran (``/etc/nv_tegra_release``, L4T driver numbering) and no NVIDIA
+    GPU was reported: a Jetson before Thor, whose GPU PyTorch's own builds do not serve."""
+    tegra = any(p.provider == "nvidia" and p.source == "tegra" for p in report.probes)
+    return tegra and not report.by_vendor("nvidia")
 
 
 def _version(text: str) -> Version | None:

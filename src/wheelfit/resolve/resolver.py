@@ -109,9 +109,10 @@ def resolve(machine: Machine, candidates: CandidateSet, request: Request) -> Pla
         return _plan(pool, cpu, search.rejected, warnings)
 
     if group is not None and group.kind == "mps":
-        return _plan(pool, _mps_search(pool, group, warnings), [], warnings)
+        turned_down: list[Rejection] = []
+        return _plan(pool, _mps_search(pool, group, warnings, turned_down), turned_down, warnings)
     cpu = _cpu_search(pool)
-    cpu.why.insert(0, "no GPU usable by PyTorch was found: the CPU build fits")
+    cpu.why.insert(0, _no_gpu(machine))
     return _plan(pool, cpu, [], warnings)
 
 
@@ -354,9 +355,18 @@ def _no_release(pool: _Pool, rejected: Sequence[Rejection]) -> ResolveError:
     return ResolveError(f"no PyTorch release matches {asked} on this machine" + (f" ({detail})" if detail else ""))
 
 
-def _mps_search(pool: _Pool, group: GpuGroup, warnings: list[str]) -> Found:
+def _no_gpu(machine: Machine) -> str:
+    """Why the CPU build when no GPU is planned for: none found, or one PyTorch's own builds do not serve."""
+    if machine.elsewhere is not None:
+        return f"{machine.elsewhere.what}: PyTorch's own builds do not use its GPU; this is PyTorch's CPU build"
+    return "no GPU usable by PyTorch was found: the CPU build fits"
+
+
+def _mps_search(pool: _Pool, group: GpuGroup, warnings: list[str], rejected: list[Rejection]) -> Found:
+    """The newest release whose wheels install on this macOS and whose MPS it meets; ``rejected`` gets the newer
+    releases turned down, each with the macOS floor it needs. An unknown macOS version is not guessed: the newest
+    release is planned and the plan says which macOS it needs."""
     machine, request = pool.machine, pool.request
-    rejected: list[Rejection] = []
     newest: Version | None = None
     floors: set[Version] = set()
     for version, cands in pool.versions:
@@ -370,16 +380,25 @@ def _mps_search(pool: _Pool, group: GpuGroup, warnings: list[str]) -> Found:
                     warnings.append(f"--allow-cpu: torch {version} needs macOS {need} for MPS; it will run on the CPU")
                     found.why.append(f"torch {version} is the newest release")
                     return found
+                reason = f"MPS needs macOS >= {need}, this Mac has {machine.macos}"
+                rejected.append(Rejection(c.label, str(version), reason, Judge.MACOS.value))
                 continue
             found.used.append("kernels")
-            found.why.append(
-                f"{group.devices[0].name}: MPS needs macOS >= {need}"
-                f"{'' if machine.macos is None else f', this Mac has {machine.macos}'}"
-            )
+            if machine.macos is None:
+                wheels = c.runtime.min_macos
+                found.why.append(f"{group.devices[0].name}: MPS needs macOS >= {need}")
+                warnings.append(
+                    f"the macOS version is not known (--target os=macos without one): torch {version} needs "
+                    f"macOS >= {max(v for v in (wheels, need) if v is not None) if wheels or need else '?'}"
+                    f"{f' (its wheels {wheels}, MPS {need})' if wheels and need and wheels != need else ''}; "
+                    "on an older macOS wheelfit would plan an older release"
+                )
+            else:
+                found.why.append(f"{group.devices[0].name}: MPS needs macOS >= {need}, this Mac has {machine.macos}")
             if newest != version:
                 found.why.insert(
                     0,
-                    f"torch {newest} needs a newer macOS for MPS; torch {version} is the newest "
+                    f"torch {newest} needs a newer macOS; torch {version} is the newest "
                     f"release with MPS on macOS {machine.macos}",
                 )
             return found
@@ -387,7 +406,14 @@ def _mps_search(pool: _Pool, group: GpuGroup, warnings: list[str]) -> Found:
         f"no PyTorch release matching {request.torch} has MPS on macOS {machine.macos} "
         f"(MPS needs macOS >= {min(floors) if floors else '?'}): the CPU build it is"
     )
-    return _cpu_search(pool)
+    cpu = _cpu_search(pool)
+    if newest is not None and cpu.candidate.version != newest:
+        cpu.why[:] = [
+            f"torch {newest} and the other releases listed below do not install on macOS {machine.macos}; "
+            f"torch {cpu.candidate.version} is the newest that does"
+        ]
+    rejected[:] = [r for r in rejected if Version(r.version) > cpu.candidate.version]
+    return cpu
 
 
 # -- helpers -----------------------------------------------------------------------------------------------------
@@ -449,7 +475,7 @@ def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[s
         properties = tuple(str(p) for p in chosen.properties()) if chosen is not None else ()
         index_url = index
     else:
-        local = "" if machine.platform_key == "macos_arm64" else f"+{c.label}"
+        local = "" if machine.platform_key.startswith("macos") else f"+{c.label}"  # macOS wheels: no label
         link = found.file
         pins = [
             PackagePin(
@@ -465,6 +491,12 @@ def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[s
         reasons = list(found.why)
         properties = ()
         index_url = c.index_url or f"{request.index_base.rstrip('/')}/{c.label}"
+    end = machine.platform_end
+    if end is not None and c.version <= end.last_version:  # an Intel Mac: why nothing newer
+        reasons.insert(0, f"torch {end.last_version} is the last release built for {end.what}: {end.note}")
+        rejected = [*rejected, Rejection("*", f">{end.last_version}", f"no {end.what} build: {end.note}", "platform")]
+    if machine.elsewhere is not None and c.kind == "cpu":
+        warnings.append(f"{machine.elsewhere.what}: {machine.elsewhere.note}")
     if c.inferred:
         warnings.append(
             f"torch {c} is newer than the knowledge base ({cset.knowledge}); its kernels are inferred: "
