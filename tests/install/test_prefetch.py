@@ -80,6 +80,20 @@ def test_dependencies_are_downloaded_during_the_torch_download_and_installed_fro
     assert list((tmp_path / "tmp").iterdir()) == []  # the warm-up's target directory is gone
 
 
+def test_torch_is_unpacked_while_the_dependencies_still_download(index: Index, tmp_path: Path) -> None:
+    """A dependency slower than torch: the warm-up still runs when torch is in, so uv unpacks torch into its
+    cache meanwhile (into a second throw-away target). The install is the same, and nothing is left behind."""
+    slow = {TORCH_WHEEL: SLOW, "/default/simple/smallnum/smallnum-1.0-py3-none-any.whl": 2 * SLOW}
+    with serve_pep658(index.root, slow=slow) as served:
+        code, stderr, python = _install(index, served, tmp_path)
+    assert code == 0, stderr
+    have = installed(python, hermetic_env())
+    assert (have["torch"], have["triton"], have["smallnum"]) == ("2.14.1+cu126", "3.5.1", "1.0")
+    (wheel,) = _files(served, "/default/simple/smallnum/smallnum-1.0-py3-none-any.whl")
+    assert wheel.start < _torch_done(served) < wheel.end  # torch was in while the warm-up was still downloading
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
 def test_a_failing_warmup_neither_fails_the_install_nor_reaches_the_squatted_triton(
     index: Index, tmp_path: Path
 ) -> None:

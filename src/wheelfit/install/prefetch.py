@@ -35,10 +35,10 @@ from ..index.links import FileLink
 from ..index.select import select_wheel
 from .backend import constraints_text
 from .family import TORCH_FAMILY, is_torch_family
-from .gather import WheelSource
+from .gather import FetchedWheel, WheelSource
 from .target_env import TargetEnv
 
-__all__ = ["GRACE", "default_index_dependencies", "warm_backend_cache"]
+__all__ = ["GRACE", "Warming", "default_index_dependencies", "warm_backend_cache"]
 
 #: Seconds wheelfit's own download must still be running before a warm-up starts.
 GRACE = 0.25
@@ -58,24 +58,36 @@ def warm_backend_cache(
     extra: Sequence[str] = (),
     extra_index_urls: Sequence[str] = (),
     constraints: Sequence[str] = (),
+    find_links: Sequence[str] = (),
     enabled: bool = True,
-) -> Iterator[None]:
+) -> Iterator[Warming]:
     """Around wheelfit's torch-family download: warm ``backend``'s cache with the plan's default-index
-    dependencies meanwhile (``extra`` too: the user's other requirements, from ``index_url`` and
-    ``extra_index_urls`` under the user's ``constraints``). On a normal exit it waits for a warm-up that started
-    (it overlaps with a download that took a while, and the install would fetch the same files); on an error it
-    stops it. Only uv is warmed: pip has no cache of installed wheels to fill that way."""
-    if not enabled or backend != "uv" or not pins or source is None:
-        yield
+    dependencies meanwhile (``extra`` too: the user's other requirements, from ``index_url``, ``extra_index_urls``
+    and ``find_links`` under the user's ``constraints``). Call :meth:`Warming.unpack` with the fetched wheels.
+    On a normal exit it waits for a warm-up that started (it overlaps with a download that took a while, and the
+    install would fetch the same files); on an error it stops it. Only uv is warmed: pip keeps no cache of
+    unpacked wheels to fill that way. A local default index (``file:``) has nothing to download."""
+    remote = index_url.startswith(("http://", "https://"))
+    if not enabled or backend != "uv" or not pins or source is None or not remote:
+        yield Warming()
         return
-    warm = _Warmup(pins, source, env, index_url, environ, extra, extra_index_urls, constraints)
+    warm = _Warmup(pins, source, env, index_url, environ, [*extra], [*extra_index_urls], [*constraints],
+                   [*find_links])  # fmt: skip
     warm.thread.start()
     ok = False
     try:
-        yield
+        yield warm
         ok = True
     finally:
         warm.finish(wait=ok)
+
+
+class Warming:
+    """No warm-up (a dry run, pip, a local index): nothing to do."""
+
+    def unpack(self, wheels: Sequence[FetchedWheel]) -> None:
+        """While the dependencies still download, have the backend unpack ``wheels`` (wheelfit's checked
+        torch-family files) into its cache, so the install only links them."""
 
 
 def default_index_dependencies(metadata: bytes, markers: Mapping[str, str]) -> list[str]:
@@ -95,7 +107,7 @@ def default_index_dependencies(metadata: bytes, markers: Mapping[str, str]) -> l
     return out
 
 
-class _Warmup:
+class _Warmup(Warming):
     """The background thread: wait out the grace period, read the metadata, run the backend's warm-up."""
 
     def __init__(
@@ -105,31 +117,49 @@ class _Warmup:
         env: TargetEnv,
         index_url: str,
         environ: Mapping[str, str],
-        extra: Sequence[str],
-        extra_index_urls: Sequence[str],
-        constraints: Sequence[str],
+        extra: list[str],
+        extra_index_urls: list[str],
+        constraints: list[str],
+        find_links: list[str],
     ) -> None:
         self.pins, self.source, self.env = list(pins), source, env
-        self.index_url, self.environ, self.extra = index_url, dict(environ), list(extra)
-        self.extra_index_urls, self.constraints = list(extra_index_urls), list(constraints)
+        self.index_url, self.environ, self.extra = index_url, dict(environ), extra
+        self.extra_index_urls, self.constraints, self.find_links = extra_index_urls, constraints, find_links
+        self.unpacking: subprocess.Popen[bytes] | None = None
         self.done = threading.Event()
         self.lock = threading.Lock()
         self.proc: subprocess.Popen[bytes] | None = None
         self.tmp: str | None = None
         self.thread = threading.Thread(target=self._run, name="wheelfit-warmup", daemon=True)
 
-    def finish(self, *, wait: bool) -> None:
-        """Wait for a warm-up that started (``wait``) or stop it; no warm-up starts after this."""
+    def unpack(self, wheels: Sequence[FetchedWheel]) -> None:
+        """Only while the warm-up still runs: then the unpacking is hidden behind its downloads; otherwise the
+        install unpacks them as it would have anyway."""
         with self.lock:
             self.done.set()
-            proc = self.proc
+            if self.proc is None or self.proc.poll() is not None or not wheels or self.tmp is None:
+                return
+            target = str(Path(self.tmp) / "family")
+            argv = [
+                self._uv(), "pip", "install", "--python", self.env.executable, "--target", target,
+                "--link-mode", "symlink", "--no-deps", "--no-index", "--no-progress", "--quiet",
+                *(w.requirement for w in wheels),
+            ]  # fmt: skip
+            with contextlib.suppress(Exception):  # only speed is at stake
+                self.unpacking = _spawn(argv, self.environ)
+
+    def finish(self, *, wait: bool) -> None:
+        """Wait for the warm-up that started (``wait``) or stop it; no warm-up starts after this."""
+        with self.lock:
+            self.done.set()
+            procs = [p for p in (self.proc, self.unpacking) if p is not None]
         try:
-            if proc is not None:
+            for proc in procs:
                 if not wait:
                     proc.kill()
                 proc.wait()
-        except BaseException:  # interrupted while waiting: stop it, then let the interrupt through
-            if proc is not None:
+        except BaseException:  # interrupted while waiting: stop them, then let the interrupt through
+            for proc in procs:
                 proc.kill()
                 proc.wait()
             raise
@@ -151,13 +181,7 @@ class _Warmup:
                 return
             self.tmp = tempfile.mkdtemp(prefix="wheelfit-warmup-")
             try:
-                self.proc = subprocess.Popen(
-                    self._argv(Path(self.tmp), requirements),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    env=self.environ,
-                )
+                self.proc = _spawn(self._argv(Path(self.tmp), requirements), self.environ)
             except Exception:  # noqa: BLE001 - no uv binary, no warm-up; the install says what is wrong
                 self.proc = None
 
@@ -181,21 +205,31 @@ class _Warmup:
                 continue
         return list(dict.fromkeys(wanted))
 
-    def _argv(self, tmp: Path, requirements: Sequence[str]) -> list[str]:
+    def _uv(self) -> str:
         from .uv import find_uv
 
+        return find_uv()
+
+    def _argv(self, tmp: Path, requirements: Sequence[str]) -> list[str]:
         (tmp / "requirements.txt").write_text("\n".join(requirements) + "\n")
         user = "".join(f"{line}\n" for line in self.constraints)
         (tmp / "constraints.txt").write_text(constraints_text(sorted(TORCH_FAMILY)) + user)
         more = [arg for url in self.extra_index_urls for arg in ("--extra-index-url", url)]
+        more += [arg for link in self.find_links for arg in ("--find-links", link)]
         # --link-mode symlink: the throw-away target only points into uv's cache (nothing copied); deleting it
         # deletes the links, never the cache.
         return [
-            find_uv(), "pip", "install", "--python", self.env.executable, "--target", str(tmp / "target"),
+            self._uv(), "pip", "install", "--python", self.env.executable, "--target", str(tmp / "target"),
             "--link-mode", "symlink", "--index-url", self.index_url, *more, "--index-strategy", "first-index",
             "--no-progress", "--quiet", "--constraints", str(tmp / "constraints.txt"),
             "-r", str(tmp / "requirements.txt"),
         ]  # fmt: skip
+
+
+def _spawn(argv: Sequence[str], environ: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    """The backend in the background, silent: its outcome is never read."""
+    out = subprocess.DEVNULL
+    return subprocess.Popen(list(argv), stdin=out, stdout=out, stderr=out, env=dict(environ))
 
 
 def _metadata_reader(source: WheelSource) -> _Reader | None:

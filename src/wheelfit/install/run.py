@@ -50,6 +50,8 @@ class InstallOptions:
     no_deps: bool = False
     #: ``--find-links`` wheelhouses for what is not torch-family (torch-family: :class:`LocalFiles`).
     find_links: tuple[str, ...] = ()
+    #: ``--no-index``: nothing from the default index, only ``find_links`` (and the plan's torch-family files).
+    no_index: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,9 +125,10 @@ def install_plan(
     with warm_backend_cache(
         pins, source, env, installer.name, index_url=options.index_url, environ=options.environ,
         extra=options.extra, extra_index_urls=options.extra_index_urls, constraints=options.constraints,
-        enabled=not (options.dry_run or options.offline or options.no_deps),
-    ):  # fmt: skip
+        find_links=options.find_links, enabled=not (options.dry_run or options.offline or options.no_deps),
+    ) as warming:  # fmt: skip
         wheels = gather_family(pins, source, env, local) if pins and source is not None else []
+        warming.unpack(wheels)
     taken = {w.name for w in wheels}
     installed: dict[str, str] = {canonicalize_name(n): v for n, v in env.installed.items()}
     blocked = sorted(n for n in TORCH_FAMILY if n not in taken and n not in installed)
@@ -147,7 +150,7 @@ def install_plan(
             reinstall=options.reinstall,
             no_deps=options.no_deps,
             find_links=indexes.find_links,
-            no_index=indexes.no_index,
+            no_index=indexes.no_index or options.no_index,
         )
         notes: list[str] = [
             f"{w.file.filename}: taken from the wheelhouse {w.wheelhouse} (the planned file; sha256 "
