@@ -252,3 +252,47 @@ def test_the_environment_search_in_process(tmp_path: Path) -> None:
     assert find_python(None, on_path, deep, system=True, ceiling=deep) == str(python.parent / "python3")
     with pytest.raises(UsageError, match="no virtual environment found"):
         find_python(None, on_path, deep, ceiling=deep)  # the Python on PATH only with --system
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_requirement_and_constraint_files_as_pip_reads_them(
+    index: Index, env: dict[str, str], tmp_path: Path, installer: str
+) -> None:
+    """Nested -r, comments, a continuation, markers, an --index-url line, and -c narrowing torch's plan."""
+    python = make_venv(tmp_path / "venv")
+    (tmp_path / "reqs").mkdir()
+    (tmp_path / "reqs" / "base.txt").write_text(f"--index-url {index.default}\nsmallnum  # ordinary, default index\n")
+    (tmp_path / "reqs" / "main.txt").write_text(
+        "# what the project needs\n"
+        "-r base.txt\n"
+        'torch>=2.14 \\\n    ; python_version >= "3.8"\n'
+        "torchvision\n"
+        'needstriton ; python_version < "3.0"\n'
+    )
+    (tmp_path / "constraints.txt").write_text("torch<2.15\nsmallnum==1.0\n")
+    done = _run(
+        ["install", "-r", "reqs/main.txt", "-c", "constraints.txt", "--python", str(python), "--target", RTX_3090,
+         "--pytorch-index", index.pytorch, "--installer", installer, "--no-verify", "--json"],
+        env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    have = installed(python, env)
+    # The constraint on torch narrows the plan (2.15.0 would be chosen without it); the marker-false line is out.
+    assert (have["torch"], have["torchvision"], have["smallnum"]) == ("2.14.1+cu130", "0.29.1+cu130", "1.0")
+    assert "needstriton" not in have
+    assert json.loads(done.stdout)["default_index"] == index.default
+    # A constraint is never installed itself, and a bad line is one usage error naming file and line.
+    (tmp_path / "bad.txt").write_text("torch\n--editable ./here\n")
+    bad = _run(["install", "-r", "bad.txt", "--python", str(python), "--target", RTX_3090], env, cwd=tmp_path)
+    assert bad.returncode == 2 and "bad.txt:2" in error_line(bad.stderr)
+
+
+def test_verbose_shows_the_installer_and_h_is_help(index: Index, env: dict[str, str], tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv")
+    done = _run(["install", "smallnum", "-v", "--python", str(python), *_indexes(index)], env)
+    assert done.returncode == 0, done.stderr
+    assert "Installed 1 package" in done.stdout  # uv's own summary line, shown with -v only
+    plain = _run(["install", "smallnum", "--reinstall", "--python", str(python), *_indexes(index)], env)
+    assert plain.returncode == 0 and "Installed 1 package" not in plain.stdout
+    helped = _run(["install", "-h"], env)
+    assert helped.returncode == 0 and "--requirement" in helped.stdout and "--torch-backend" in helped.stdout
