@@ -600,7 +600,7 @@ def verify(
     on ``target``'s machine: kernels for every GPU (those torch sees, else the report's, ``target_from`` says whose),
     a CUDA runtime the driver supports, torchvision/torchaudio of the same torch and build. Being ``plan``'s build
     is a note, never a verdict: PyPI's torch runs where it has kernels. Pure."""
-    from .install.verify import judge
+    from .install.runs_here import judge
     from .kb.matrix import load_knowledge
     from .resolve import Machine
 

@@ -25,9 +25,12 @@ def _summary(v: Verification, python: str) -> str:
     """One line: whether torch runs here, and (a note) whether it is wheelfit's pick."""
     torch = f"torch {v.facts.version}" + (f" ({v.runtime})" if v.runtime else "")
     if not v.ok:
-        return (
-            f"[bold red]FAIL[/]: {escape(torch if v.facts.version else 'torch')} in {escape(python)} will not work here"
-        )
+        what = escape(torch if v.facts.version else "torch")
+        fail = f"[bold red]FAIL[/]: {what} in {escape(python)} will not work here"
+        if v.planned is False and v.plan_build:
+            fix = f"wheelfit install torch=={v.facts.version.split('+')[0]} --python {python}"
+            fail += f"; wheelfit's plan for this machine is torch {escape(v.plan_build)} ({escape(fix)})"
+        return fail
     head = f"[bold green]verified[/]: {escape(torch)} in {escape(python)}"
     judged = _judged(v)
     if v.planned is True:
