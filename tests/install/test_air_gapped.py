@@ -142,7 +142,8 @@ def test_a_torch_wheel_under_another_file_name_in_the_wheelhouse_is_not_used(
     report = _install(python, env, *args)
     family = _family(report)
     assert family["torch"]["url"] == f"{index.pytorch}/cu126/torch/{TORCH}"
-    assert not any("wheelhouse" in n for n in report["notes"])  # type: ignore[union-attr]
+    notes = report["notes"]
+    assert isinstance(notes, list) and not any("wheelhouse" in n for n in notes)
     assert import_torch(python, env) == ["2.14.1+cu126", "12.6", "None"]
     assert installed(python, env)["torch"] == "2.14.1+cu126"
 
