@@ -101,6 +101,7 @@ def test_continuation_lines_join_and_a_comment_line_ends_them(tmp_path: Path) ->
         f"    --hash=sha256:{SHA_A} \\\n"
         f"    --hash=sha256:{SHA_B} \\\n"
         "    # via -r requirements.in\n"  # pip-compile writes this: the comment line ends the continuation
+        "# a comment that ends in a backslash \\\n"  # and a comment line continues nothing
         "num\\\n"
         "py\n"
         "rich\\\n"  # a continuation on the last line
@@ -113,8 +114,8 @@ def test_continuation_lines_join_and_a_comment_line_ends_them(tmp_path: Path) ->
         (f"sha256:{SHA_A}", f"sha256:{SHA_B}"),
         Origin("r.txt", 1),
     )
-    assert (numpy.text, numpy.origin.line) == ("numpy", 5)
-    assert (rich.text, rich.origin.line) == ("rich", 7)
+    assert (numpy.text, numpy.origin.line) == ("numpy", 6)
+    assert (rich.text, rich.origin.line) == ("rich", 8)
 
 
 def test_comments_and_blank_lines(tmp_path: Path) -> None:

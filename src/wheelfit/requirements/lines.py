@@ -75,7 +75,7 @@ def _join(text: str) -> Iterator[tuple[int, str]]:
         else:
             if not parts:
                 first = number
-            parts.append(line[:-1])
+            parts.append(line.strip("\\"))  # as pip: every backslash at either end goes
     if parts:
         yield first, "".join(parts)
 
