@@ -261,7 +261,8 @@ def test_an_unset_or_lower_case_variable_stays_as_written(tmp_path: Path) -> Non
 
 def test_a_missing_file_is_one_line_with_its_path(tmp_path: Path) -> None:
     assert (
-        refused(tmp_path, ["nope.txt"]) == "nope.txt: cannot read nope.txt (No such file or directory); check the path"
+        refused(tmp_path, ["nope.txt"])
+        == "-r nope.txt: cannot read nope.txt (No such file or directory); check the path"
     )
 
 
@@ -274,7 +275,7 @@ def test_a_missing_included_file_names_the_line_that_includes_it(tmp_path: Path)
 
 def test_a_directory_is_no_requirements_file(tmp_path: Path) -> None:
     (tmp_path / "reqs").mkdir()
-    assert refused(tmp_path, constraints=["reqs"]) == "reqs: cannot read reqs (Is a directory); check the path"
+    assert refused(tmp_path, constraints=["reqs"]) == "-c reqs: cannot read reqs (Is a directory); check the path"
 
 
 def test_requirement_files_over_http_are_not_fetched(tmp_path: Path) -> None:
@@ -297,12 +298,12 @@ def test_a_huge_file_is_refused_without_being_read_whole(tmp_path: Path) -> None
     write(tmp_path, "r.txt", "numpy\n-r huge.txt\n")
     started = time.monotonic()
     message = refused(tmp_path, ["r.txt"])
-    assert message == "r.txt:2: -r huge.txt: huge.txt is larger than 16 MiB; that is not a requirements file"
+    assert message == "r.txt:2: -r huge.txt: huge.txt is larger than 16 MiB; give a requirements file, not this"
     assert time.monotonic() - started < 5
 
 
 def test_an_endless_file_is_refused(tmp_path: Path) -> None:
-    assert refused(tmp_path, ["/dev/zero"]).startswith("/dev/zero: /dev/zero is larger than 16 MiB")
+    assert refused(tmp_path, ["/dev/zero"]).startswith("-r /dev/zero: /dev/zero is larger than 16 MiB")
 
 
 def test_a_file_just_under_the_cap_with_a_hostile_line_reads_in_linear_time(tmp_path: Path) -> None:

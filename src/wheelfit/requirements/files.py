@@ -77,7 +77,7 @@ class _Reading:
     def include(self, value: str, *, constraint: bool, at: Origin | None) -> None:
         """Read the file ``value`` names (``-r``/``-c`` ``value`` written at ``at``; ``None``: the command line)."""
         flag = "-c" if constraint else "-r"
-        where = f"{at}: {flag} {cut(value)}" if at is not None else cut(value)
+        where = f"{at}: {flag} {cut(value)}" if at is not None else f"{flag} {cut(value)}"
         parent_abs, parent_shown = self.stack[-1] if self.stack else (os.path.join(self.cwd, "-"), "")
         if _is_remote(value):
             raise UsageError(f"{where}: requirement files are read from disk only; download it and give its path")
@@ -107,7 +107,7 @@ class _Reading:
             raise UsageError(f"{where}: cannot read {shown} ({why}); check the path") from exc
         if len(data) > MAX_FILE_BYTES:
             limit = MAX_FILE_BYTES // (1024 * 1024)
-            raise UsageError(f"{where}: {shown} is larger than {limit} MiB; that is not a requirements file")
+            raise UsageError(f"{where}: {shown} is larger than {limit} MiB; give a requirements file, not this")
         try:
             text = decode(data)
         except UnicodeDecodeError as exc:
