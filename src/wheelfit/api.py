@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .install.wanted import Wanted
     from .kb.matrix import Knowledge
     from .report import HardwareReport
-    from .resolve import Request
+    from .resolve import BuildVerdict, Request
     from .resolve.plan import Plan
     from .variants.metadata import VariantsMetadata
     from .variants.ranking import Ranking
@@ -51,6 +51,7 @@ __all__ = [
     "detect",
     "install",
     "install_requirements",
+    "judge_build",
     "machine",
     "network",
     "plan",
@@ -227,27 +228,103 @@ def plan(
     variant_index: str | None = None,
     allow_cpu: bool = False,
     pre: bool = False,
+    index_url: str | None = None,
+    torch_backend: str | None = None,
+    force: bool = False,
+    allow_hsa_override: bool = False,
 ) -> Plan:
     """The build for ``target``: the candidates the PyTorch index has (``network=None``: the knowledge base's
-    alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch."""
+    alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch.
+
+    The user may choose the build, as uv's ``--torch-backend`` does: ``torch_backend`` (``auto``, ``cpu``,
+    ``cu128``, ``rocm7.1``, ``xpu``; else ``UV_TORCH_BACKEND`` in ``environ``), a local label
+    (``torch==2.9.0+cu128``), or an ``index_url``/``pytorch_index`` ending in a variant (``.../whl/cu128``). That
+    build is judged, never swapped: one without kernels here is refused unless ``force`` (``--force-build``).
+    ``allow_hsa_override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION."""
     from .index.candidates import gather_candidates
     from .index.config import resolve_index_config
     from .kb.matrix import load_knowledge
     from .resolve import Machine, Request, resolve
 
-    base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
-    request = Request.parse(requirements or ["torch"], allow_cpu=allow_cpu, index_base=base, pre=pre)
+    config = resolve_index_config(environ, pytorch_index=pytorch_index, index_url=index_url)
+    base = config.pytorch_base
+    backend, backend_from = _torch_backend(torch_backend, config.torch_backend, config.torch_backend_from, environ)
+    request = Request.parse(
+        requirements or ["torch"], allow_cpu=allow_cpu, index_base=base, pre=pre, torch_backend=backend,
+        torch_backend_from=backend_from, force=force, allow_hsa_override=allow_hsa_override,
+    )  # fmt: skip
     knowledge = kb if kb is not None else load_knowledge()
-    notes = list(target.notes)
+    notes = [*target.notes, *config.notes]
+    if variant_index and request.torch_backend is not None:
+        notes.append(f"{request.torch_backend_from} chooses a build: planned from the per-variant indexes")
+        variant_index = None
     if variant_index:
         chosen, why = _variant_plan(target, request, variant_index, knowledge, environ, network)
         if chosen is not None:
             return replace(chosen, warnings=(*notes, *chosen.warnings))
         notes += why
     found = Machine.from_report(target.report)
-    candidates = gather_candidates(knowledge, found, network.index if network is not None else None, base, pre=pre)
+    index = network.index if network is not None else None
+    candidates = gather_candidates(knowledge, found, index, base, pre=pre, label=request.torch_backend)
     result = resolve(found, candidates, request)
     return replace(result, warnings=(*notes, *result.warnings)) if notes else result
+
+
+def judge_build(
+    version: str,
+    target: Target,
+    *,
+    label: str | None = None,
+    environ: Mapping[str, str],
+    network: Network | None = None,
+    kb: Knowledge | None = None,
+    pytorch_index: str | None = None,
+    allow_hsa_override: bool = False,
+) -> BuildVerdict:
+    """Whether one build named outright runs on ``target``: ``version`` ``2.9.0+cu128`` (or ``2.9.0`` with
+    ``label``), e.g. from a direct reference ``torch @ https://.../torch-2.9.0+cu128-...whl`` that wheelfit does not
+    choose but should warn about. ``runs``, ``refused`` (the reason names the kernels it lacks, or the driver), or
+    ``unknown`` (no facts for that build); judged on the knowledge base's facts, and the index's when ``network``
+    is given. See :func:`wheelfit.resolve.judge_build`."""
+    from packaging.version import InvalidVersion, Version
+
+    from .index.candidates import gather_candidates
+    from .index.config import resolve_index_config
+    from .kb.matrix import load_knowledge
+    from .resolve import Machine, Request
+    from .resolve import judge_build as judge
+
+    try:
+        chosen = label or Version(version).local
+    except InvalidVersion:
+        raise UsageError(f"{version!r} is not a version; give e.g. 2.9.0+cu128") from None
+    base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
+    here = Machine.from_report(target.report)
+    index = network.index if network is not None else None
+    knowledge = kb if kb is not None else load_knowledge()
+    candidates = gather_candidates(knowledge, here, index, base, label=chosen.lower() if chosen else None)
+    request = Request.parse(["torch"], index_base=base, allow_hsa_override=allow_hsa_override)
+    return judge(here, candidates, version, chosen, request)
+
+
+def _torch_backend(
+    given: str | None, from_url: str | None, url_from: str, environ: Mapping[str, str]
+) -> tuple[str | None, str]:
+    """The build the user chose and how: ``--torch-backend``, else an index URL ending in a variant, else
+    ``UV_TORCH_BACKEND`` (uv's variable: the library honours it, not only the command line)."""
+    from .resolve.request import check_backend
+
+    if given is not None:
+        chosen = check_backend(given, "--torch-backend")
+        if from_url is not None and chosen is not None and chosen != from_url:
+            raise UsageError(f"--torch-backend {chosen} and {url_from} ask for different builds: give one")
+        return chosen, "--torch-backend"
+    if from_url is not None:
+        return from_url, url_from
+    variable = environ.get("UV_TORCH_BACKEND")
+    if variable:
+        return check_backend(variable, "UV_TORCH_BACKEND"), "UV_TORCH_BACKEND="
+    return None, "--torch-backend"
 
 
 def _variant_plan(
@@ -427,6 +504,9 @@ def install_requirements(
     no_deps: bool = False,
     system: bool = False,
     cwd: Path | None = None,
+    torch_backend: str | None = None,
+    force: bool = False,
+    allow_hsa_override: bool = False,
     find_links: Sequence[str] = (),
 ) -> InstallOutcome:
     """``wheelfit install``: plan for the machine (or ``target``), install into the environment, verify.
@@ -439,6 +519,7 @@ def install_requirements(
     ``wrap_backend`` wraps the installer backend (the command line imports its renderer while the backend runs).
     ``find_links`` (else ``UV_FIND_LINKS``, ``PIP_FIND_LINKS``) are wheelhouses: for everything that is not
     torch-family, and for a torch-family file only when it has exactly the name of the one the plan chose.
+    ``torch_backend``, ``force`` and ``allow_hsa_override`` choose the build as for :func:`plan`.
     """
     if installer not in ("uv", "pip"):  # before anything runs; backend() says the same to its own callers
         raise UsageError(f"--installer {installer}: use uv or pip")
@@ -473,6 +554,8 @@ def install_requirements(
         chosen, source, why = _plan_install(
             wanted, here, env, environ=environ, network=network, config=config, kb=kb, variant_index=variant_index,
             allow_cpu=allow_cpu, pre=pre, upgrade=upgrade,
+            choice={"torch_backend": torch_backend, "force": force, "allow_hsa_override": allow_hsa_override,
+                    "index_url": index_url},
         )  # fmt: skip
         notes += why
     runner = backend(installer, env)
@@ -513,6 +596,7 @@ def _plan_install(
     allow_cpu: bool,
     pre: bool,
     upgrade: bool,
+    choice: Mapping[str, Any] | None = None,
 ) -> tuple[Plan, WheelSource, list[str]]:
     """The plan an install follows, where its torch-family wheels come from, and what the user should know.
 
@@ -528,7 +612,7 @@ def _plan_install(
     def plan_for(torch: str, exact: bool = False) -> Plan:
         return plan(
             [torch, *companions], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
-            variant_index=variant_index, allow_cpu=allow_cpu, pre=pre or exact,
+            variant_index=variant_index, allow_cpu=allow_cpu, pre=pre or exact, **(choice or {}),
         )  # fmt: skip
 
     notes: list[str] = []

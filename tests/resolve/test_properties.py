@@ -158,17 +158,14 @@ def test_amd_choice_lists_every_gpu_or_says_how_to_override(py: str, spec: str, 
     assert builds is not None
     variant = builds.variants[plan.variant]
     if variant.kind == "rocm":
-        for g in gfx:
-            if g in variant.gfx:
-                continue
-            target, value, _ = overrides[g]
-            assert target in variant.gfx
-            assert plan.env["HSA_OVERRIDE_GFX_VERSION"] == value
-            assert any(f"HSA_OVERRIDE_GFX_VERSION={value}" in w for w in plan.warnings)
+        # HSA_OVERRIDE_GFX_VERSION is never the default (it has hung GPUs, pytorch/pytorch#179653): native only.
+        assert all(g in variant.gfx for g in gfx)
+        assert "HSA_OVERRIDE_GFX_VERSION" not in plan.env
     else:
         assert variant.kind == "cpu"
         assert any("CPU build" in w for w in plan.warnings)
-        # No release matching the requirement lists these targets (natively or through an override).
+        # No release matching the requirement lists these targets natively; one that runs them through an
+        # override is offered, with how to take it.
         for rel in KB.releases_newest_first():
             b = rel.platform("linux_x86_64")
             if b is None or not any(Requirement(spec).specifier.contains(v) for v in rel.versions):
@@ -179,10 +176,12 @@ def test_amd_choice_lists_every_gpu_or_says_how_to_override(py: str, spec: str, 
                 if var.kind == "rocm":
                     if any(g in broken and Version(var.rocm or "0") >= Version(broken[g][0]) for g in gfx):
                         continue  # listed, but its libraries lack the kernels (known broken)
+                    assert not all(g in var.gfx for g in gfx)
                     runs = all(g in var.gfx or (g in overrides and overrides[g][0] in var.gfx) for g in gfx)
                     # HSA_OVERRIDE_GFX_VERSION is process-wide: two near-miss GPUs needing different values can't share.
                     values = {overrides[g][1] for g in gfx if g not in var.gfx and g in overrides}
-                    assert not (runs and len(values) <= 1)
+                    if runs and len(values) == 1:
+                        assert any("--allow-hsa-override" in w for w in plan.warnings), plan.warnings
 
 
 def test_plan_json_contract() -> None:

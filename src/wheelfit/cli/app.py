@@ -77,6 +77,27 @@ VariantIndexOpt = Annotated[
 AllowCpuOpt = Annotated[
     bool, typer.Option("--allow-cpu", help="Prefer the newest release's CPU build to an older GPU build.")
 ]
+TorchBackendOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--torch-backend",
+        help="The build to plan, as uv spells it: auto (wheelfit's choice), cpu, cu126, cu128, cu130, ..., "
+        "rocm7.1, xpu (or UV_TORCH_BACKEND). A build without kernels for this machine is refused.",
+        metavar="auto|cpu|cuNNN|rocmX.Y|xpu",
+    ),
+]
+ForceBuildOpt = Annotated[
+    bool,
+    typer.Option("--force-build", help="Plan the chosen build even when it has no kernels for this machine."),
+]
+AllowHsaOverrideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-hsa-override",
+        help="Let an AMD GPU that no build lists run a neighbour's kernels under HSA_OVERRIDE_GFX_VERSION "
+        "(not supported by AMD; off by default).",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 PreOpt = Annotated[
     bool,
@@ -137,6 +158,9 @@ def plan(
     pytorch_index: PytorchIndexOpt = None,
     variant_index: VariantIndexOpt = None,
     pre: PreOpt = False,
+    torch_backend: TorchBackendOpt = None,
+    force_build: ForceBuildOpt = False,
+    allow_hsa_override: AllowHsaOverrideOpt = False,
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
     from .. import api
@@ -155,6 +179,9 @@ def plan(
             variant_index=variant_index,
             allow_cpu=allow_cpu,
             pre=pre,
+            torch_backend=torch_backend,
+            force=force_build,
+            allow_hsa_override=allow_hsa_override,
         )
     if as_json:
         print_json(result.to_dict())

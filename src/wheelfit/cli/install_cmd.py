@@ -9,6 +9,8 @@ import typer
 
 from .app import (
     AllowCpuOpt,
+    AllowHsaOverrideOpt,
+    ForceBuildOpt,
     JsonOpt,
     KbOpt,
     PreOpt,
@@ -16,6 +18,7 @@ from .app import (
     SysrootOpt,
     TargetOpt,
     TimeoutOpt,
+    TorchBackendOpt,
     VariantIndexOpt,
     app,
     knowledge,
@@ -70,6 +73,9 @@ def install(
     as_json: JsonOpt = False,
     allow_cpu: AllowCpuOpt = False,
     pre: PreOpt = False,
+    torch_backend: TorchBackendOpt = None,
+    force_build: ForceBuildOpt = False,
+    allow_hsa_override: AllowHsaOverrideOpt = False,
     offline: Annotated[bool, typer.Option("--offline", help="Use only what is already in the caches.")] = False,
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Skip importing torch afterwards (`wheelfit verify` does it later).")
@@ -128,6 +134,9 @@ def install(
             dry_run=dry_run,
             allow_cpu=allow_cpu,
             pre=pre,
+            torch_backend=torch_backend,
+            force=force_build,
+            allow_hsa_override=allow_hsa_override,
             verify_after=not no_verify,
             wrap_backend=None if as_json or quiet else _renderer_loading,
             extra_index_urls=extra_index_url or (),

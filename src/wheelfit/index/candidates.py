@@ -65,21 +65,25 @@ def gather_candidates(
     *,
     project: str = "torch",
     pre: bool = False,
+    label: str | None = None,
 ) -> CandidateSet:
     """The candidates for ``machine``: the knowledge base's builds checked against the index at ``base``
     (``<base>/<label>/<project>/``), plus the index's builds that are newer than the knowledge base; with ``pre``
     also the nightly builds of the knowledge base's nightly lines (``<base>/nightly/<label>/``).
-    ``index=None`` plans from the knowledge base alone."""
+    ``label`` (the user's chosen build, ``cu128``): that variant's page alone is read, whether or not the knowledge
+    base lists it for the machine's kind of GPU. ``index=None`` plans from the knowledge base alone."""
     known = kb_candidates(kb, machine.platform_key)
     span, updated = knowledge_span(kb), kb.updated
     nightly_labels = _nightly_labels(kb, machine) if pre else []
+    if label is not None:
+        nightly_labels = [x for x in nightly_labels if x == label]
     if index is None:
         unread = f"--pre: nightly builds are planned only from the index ({base.rstrip('/')}/nightly), not read here"
         return CandidateSet(known, knowledge=span, knowledge_updated=updated, notes=(unread,) if nightly_labels else ())
     base = base.rstrip("/")
     if nightly_labels:
         known = known + _nightly(kb, machine, index, base, nightly_labels, project)
-    pages = _read(index, base, labels_to_read(known, machine), project)
+    pages = _read(index, base, [label] if label is not None else labels_to_read(known, machine), project)
     read = {p.label: p for p in pages if p.links is not None}
     failed = [p for p in pages if p.links is None]
     if not read:

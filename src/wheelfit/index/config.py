@@ -40,6 +40,12 @@ class IndexConfig:
     #: A PEP 503 index root for everything that is not routed to the PyTorch index.
     default_index: str
     offline: bool = False
+    #: A PyTorch variant index given as an index URL (``--index-url .../whl/cu128``, as PyTorch's install
+    #: selector prints): that build is the user's choice, ``--torch-backend cu128``; where it came from.
+    torch_backend: str | None = None
+    torch_backend_from: str = ""
+    #: What a plan should say about how the indexes were read from the options.
+    notes: tuple[str, ...] = ()
 
     def pytorch_variant_index(self, variant: str) -> str:
         return f"{self.pytorch_base}/{variant}"
@@ -55,17 +61,45 @@ def resolve_index_config(
     pytorch, pytorch_from = pytorch_index, "--pytorch-index"
     if not pytorch and env.get("WHEELFIT_PYTORCH_INDEX"):
         pytorch, pytorch_from = env["WHEELFIT_PYTORCH_INDEX"], "WHEELFIT_PYTORCH_INDEX"
-    default, default_from = index_url, "--index-url"
-    for name in _INDEX_ENV:
-        if default:
-            break
-        default, default_from = env.get(name), name
+    given = [("--index-url", index_url), *((name, env.get(name)) for name in _INDEX_ENV)]
+    defaults = [(name, url) for name, url in given if url] + [("the default index", DEFAULT_INDEX_URL)]
     offline = offline or offline_requested(env)
+    base = _check(pytorch or DEFAULT_PYTORCH_INDEX, pytorch_from)
+    backend, backend_from, notes = None, "", []
+    label, stripped = _variant_of(base)
+    if label is not None:
+        base, backend, backend_from = stripped, label, f"{pytorch_from} ends in /{label}"
+    default = _check(defaults[0][1], defaults[0][0])
+    label, stripped = _variant_of(default)
+    if label is not None:  # pip install torch --index-url https://download.pytorch.org/whl/cu128
+        name = defaults[0][0]
+        if backend is not None and backend != label:
+            raise IndexConfigError(f"{backend_from}, {name} in /{label}: they ask for different builds; give one")
+        if backend is None:
+            backend, backend_from = label, f"{name} ends in /{label}"
+            if not pytorch_index and (name == "--index-url" or not pytorch):  # an option beats a variable
+                base = stripped
+        rest = defaults[1]
+        default = _check(rest[1], rest[0])
+        notes.append(
+            f"{name} {defaults[0][1]} is a PyTorch variant index: torch-family packages come from it; "
+            f"everything else from {default}" + (f" ({rest[0]})" if rest[0] != name else "")
+        )
     return IndexConfig(
-        pytorch_base=_check(pytorch or DEFAULT_PYTORCH_INDEX, pytorch_from),
-        default_index=_check(default or DEFAULT_INDEX_URL, default_from),
-        offline=offline,
-    )
+        pytorch_base=base, default_index=default, offline=offline, torch_backend=backend,
+        torch_backend_from=backend_from, notes=tuple(notes),
+    )  # fmt: skip
+
+
+def _variant_of(url: str) -> tuple[str | None, str]:
+    """``(cu128, https://download.pytorch.org/whl)`` for ``https://download.pytorch.org/whl/cu128``; ``None`` for a
+    URL whose last path segment is not a per-variant index name (cpu, xpu, cuNNN, rocmX.Y)."""
+    from ..kb.candidates import label_kind
+
+    head, _, last = url.rstrip("/").rpartition("/")
+    if urlsplit(head).path in ("", "/") or label_kind(last.lower()) is None:
+        return None, url
+    return last.lower(), head
 
 
 def offline_requested(env: Mapping[str, str]) -> bool:

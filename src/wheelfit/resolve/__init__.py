@@ -1,5 +1,6 @@
 """Resolving: a machine and the build candidates in, a plan with reasons out. Pure."""
 
+from .choice import BuildVerdict, judge_build
 from .judges import Judge
 from .machine import Machine, ResolveError
 from .plan import PLAN_SCHEMA_VERSION, PackagePin, Plan, Rejection
@@ -10,6 +11,7 @@ __all__ = [
     "COMPANIONS",
     "DEFAULT_INDEX",
     "PLAN_SCHEMA_VERSION",
+    "BuildVerdict",
     "Judge",
     "Machine",
     "PackagePin",
@@ -17,5 +19,6 @@ __all__ = [
     "Rejection",
     "Request",
     "ResolveError",
+    "judge_build",
     "resolve",
 ]

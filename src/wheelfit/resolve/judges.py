@@ -38,7 +38,9 @@ class Judge(str, Enum):
     KERNELS = "kernels"
     DRIVER = "driver"
     ROCM = "rocm"  # a listed gfx target whose kernels a ROCm version lost
-    OVERRIDE = "override"  # GPUs that would need different HSA_OVERRIDE_GFX_VERSION values
+    #: A near-miss AMD GPU that would need HSA_OVERRIDE_GFX_VERSION (not set, not allowed), or GPUs that would
+    #: need different values of it.
+    OVERRIDE = "override"
     PROPERTIES = "properties"  # a variant property the machine does not support (PEP 825 ranking)
 
     #: Rules about the release and the platform rather than the build: one row for all of a version's builds.
@@ -203,8 +205,8 @@ def _rocm(c: Candidate, request: Request, devices: tuple[Accelerator, ...]) -> F
             found.env["HSA_OVERRIDE_GFX_VERSION"] = value
             runs_as.append(f"{gfx} (HSA_OVERRIDE_GFX_VERSION set for {a.gfx})")
             found.warnings.append(
-                f"{a.gfx} runs {gfx} kernels only because HSA_OVERRIDE_GFX_VERSION={value} is set "
-                "(not supported by AMD): keep it set when running torch"
+                f"{a.gfx} runs {gfx} kernels only because HSA_OVERRIDE_GFX_VERSION={value} is set: the user's "
+                "choice, used (not supported by AMD): keep it set when running torch"
             )
             continue
         if gfx in gfx_list:
@@ -216,6 +218,14 @@ def _rocm(c: Candidate, request: Request, devices: tuple[Accelerator, ...]) -> F
                 return Refusal(Judge.KERNELS, f"no kernels for {describe(a)}: amd :: gfx_arch does not list {gfx}")
             return Refusal(Judge.KERNELS, f"{gfx} is not in its gfx list ({', '.join(gfx_list)})")
         target, value, risk = near
+        if not request.allow_hsa_override:
+            # Not by default: the override is unsupported and has hung GPUs (pytorch/pytorch#179653). The user's own
+            # HSA_OVERRIDE_GFX_VERSION (above) or --allow-hsa-override chooses it.
+            return Refusal(
+                Judge.OVERRIDE,
+                f"{gfx} is not in its gfx list; it would run {target} kernels only with "
+                f"HSA_OVERRIDE_GFX_VERSION={value} (not supported by AMD), which is not set",
+            )
         if found.env.get("HSA_OVERRIDE_GFX_VERSION", value) != value:
             # The override is process-wide: one value for every GPU (ROCm/ROCm#3065).
             why = f"{gfx} would need HSA_OVERRIDE_GFX_VERSION={value}, another GPU needs a different value"

@@ -9,15 +9,39 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ..errors import UsageError, first_line
+from ..kb.candidates import label_kind
 from ..kb.overrides import rocm_known_broken, rocm_overrides
 from .machine import ResolveError
 
-__all__ = ["COMPANIONS", "DEFAULT_INDEX", "Request"]
+__all__ = ["COMPANIONS", "DEFAULT_INDEX", "TRITONS", "Request", "check_backend"]
 
 DEFAULT_INDEX = "https://download.pytorch.org/whl"
 
+#: The names of PyTorch's Triton build: ``triton`` for CUDA, ``pytorch-triton-rocm``/``-xpu`` for ROCm and XPU
+#: (what torch's own Requires-Dist names; uv's torch-backend list, crates/uv-torch backend.rs ``applies_to``).
+TRITONS = ("triton", "pytorch-triton-rocm", "pytorch-triton-xpu")
+
 #: Packages that come at the version matching the chosen torch, from the same variant index.
-COMPANIONS = ("torchvision", "torchaudio", "triton")
+COMPANIONS = ("torchvision", "torchaudio", *TRITONS)
+
+
+def check_backend(value: str, source: str) -> str | None:
+    """A ``--torch-backend`` value as uv spells it: ``auto`` (``None``: wheelfit's own choice) or a per-variant
+    index name (``cpu``, ``cu128``, ``rocm7.1``, ``xpu``); anything else is a usage error."""
+    text = value.strip().lower()
+    if text in ("", "auto"):
+        return None
+    if label_kind(text) is None:
+        raise UsageError(f"{source} {value!r}: use auto, cpu, xpu, cuNNN (cu128) or rocmX.Y (rocm7.1), as uv does")
+    return text
+
+
+def _said(source: str, backend: str) -> str:
+    """How the plan names the choice: ``--torch-backend cu128``, ``UV_TORCH_BACKEND=cu128``, or an index URL's
+    own words (``--index-url ends in /cu128``)."""
+    if " ends in /" in source:
+        return source
+    return f"{source}{backend}" if source.endswith("=") else f"{source} {backend}"
 
 
 @dataclass(frozen=True)
@@ -33,10 +57,29 @@ class Request:
     rocm_overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=lambda: dict(rocm_overrides()))
     #: Listed targets whose kernels are missing from a ROCm version on: ``{"gfx906": ("6.4", why)}``.
     rocm_broken: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(rocm_known_broken()))
+    #: The build the user chose (``cu128``): from a local label (``torch==2.9.0+cu128``), ``--torch-backend`` or
+    #: ``UV_TORCH_BACKEND``, or an index URL ending in it; ``None``: wheelfit's own choice (``auto``).
+    torch_backend: str | None = None
+    #: Where that choice came from, as the plan says it (``--torch-backend cu128``, ``torch==2.9.0+cu128``).
+    torch_backend_from: str = ""
+    #: ``--force-build``: plan the chosen build even when it has no kernels for this machine (warned).
+    force: bool = False
+    #: ``--allow-hsa-override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION.
+    allow_hsa_override: bool = False
 
     @classmethod
-    def parse(cls, specs: Sequence[str], **kwargs: object) -> Request:
+    def parse(
+        cls,
+        specs: Sequence[str],
+        *,
+        torch_backend: str | None = None,
+        torch_backend_from: str = "--torch-backend",
+        **kwargs: object,
+    ) -> Request:
+        """The request of ``specs``; a local label in one of them (``torch==2.9.0+cu128``) chooses the build, as
+        ``torch_backend`` does (they must agree)."""
         reqs: list[Requirement] = []
+        labels: dict[str, str] = {}
         for spec in specs:
             try:
                 req = Requirement(spec)
@@ -47,11 +90,26 @@ class Request:
                 raise ResolveError(
                     f"wheelfit plans torch and its companions ({', '.join(COMPANIONS)}); {req.name} is not one of them"
                 )
+            for s in req.specifier:
+                local = s.version.partition("+")[2]
+                if local and name not in TRITONS:
+                    labels.setdefault(local.lower(), str(req))
             reqs.append(req)
+        if len(labels) > 1:
+            raise UsageError(f"the requirements ask for different builds ({', '.join(labels.values())}): ask for one")
+        backend = check_backend(torch_backend, torch_backend_from) if torch_backend is not None else None
+        chosen_from = _said(torch_backend_from, backend) if backend else ""
+        if labels:
+            label, where = next(iter(labels.items()))
+            if label_kind(label) is None:
+                raise UsageError(f"{where}: +{label} is not a PyTorch build (cpu, xpu, cuNNN, rocmX.Y)")
+            if backend is not None and backend != label:
+                raise UsageError(f"{where} asks for the {label} build, {chosen_from} for another: ask for one")
+            backend, chosen_from = label, chosen_from or where
         if not any(canonicalize_name(r.name) == "torch" for r in reqs):
             reqs.insert(0, Requirement("torch"))
         reqs.sort(key=lambda r: canonicalize_name(r.name) != "torch")
-        return cls(tuple(reqs), **kwargs)  # type: ignore[arg-type]
+        return cls(tuple(reqs), torch_backend=backend, torch_backend_from=chosen_from, **kwargs)  # type: ignore[arg-type]
 
     @property
     def torch(self) -> Requirement:

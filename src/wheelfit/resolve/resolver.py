@@ -10,7 +10,7 @@ newest release has nothing for the GPU, the newest release that does is chosen a
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -21,11 +21,12 @@ from ..candidate import Candidate, CandidateSet, Fact
 from ..index.links import FileLink
 from ..report import Accelerator
 from ..variants.ranking import Ranking, rank_variants
+from .choice import judge_chosen, refusal_text
 from .coverage import sm_tuple
 from .judges import Found, Judge, Refusal, describe, driver_fit, gate, judge_kernels, rocm_host
 from .machine import GpuGroup, Machine, ResolveError
 from .plan import PackagePin, Plan, Rejection
-from .request import Request
+from .request import TRITONS, Request
 
 __all__ = ["resolve"]
 
@@ -52,14 +53,12 @@ class _Pool:
 
     def __post_init__(self) -> None:
         by_version: dict[Version, list[Candidate]] = {}
-        for c in self.cset.candidates:
-            if c.platform == self.machine.platform_key:
-                by_version.setdefault(c.version, []).append(c)
         spec = self.request.torch.specifier
+        for c in self.cset.candidates:
+            if c.platform == self.machine.platform_key and spec.contains(_labelled(c), self.request.prereleases):
+                by_version.setdefault(c.version, []).append(c)
         for version in sorted(by_version, reverse=True):
-            if spec.contains(version, prereleases=self.request.prereleases) and _companions_fit(
-                by_version[version], self.request
-            ):
+            if _companions_fit(by_version[version], self.request):
                 self.versions.append((version, tuple(by_version[version])))
 
     def gate(self, c: Candidate) -> FileLink | Refusal | None:
@@ -79,8 +78,16 @@ class _Pool:
 
 
 def resolve(machine: Machine, candidates: CandidateSet, request: Request) -> Plan:
-    """Plan the build for ``machine`` from ``candidates``."""
+    """Plan the build for ``machine`` from ``candidates``: the user's chosen build when the request names one
+    (judged, refused unless ``force``), else wheelfit's own choice."""
     pool = _Pool(machine, candidates, request)
+    if request.torch_backend is not None:
+        return _chosen_plan(pool)
+    return _offer_hsa_override(pool, _auto(pool))
+
+
+def _auto(pool: _Pool) -> Plan:
+    machine, request = pool.machine, pool.request
     group = machine.gpus
     warnings: list[str] = []
     if group is not None and group.set_aside:
@@ -116,21 +123,153 @@ def resolve(machine: Machine, candidates: CandidateSet, request: Request) -> Pla
     return _plan(pool, cpu, [], warnings)
 
 
+# -- the user's choice ------------------------------------------------------------------------------------------
+
+
+def _chosen_plan(pool: _Pool) -> Plan:
+    """The build the user chose (``request.torch_backend``): the newest release matching the request whose build
+    of that label runs here (on the most capable GPUs if not all); none runs: refused with the first reason, or with
+    ``force`` the newest one planned anyway, the reason kept as a warning. Never another label."""
+    machine, request = pool.machine, pool.request
+    label = request.torch_backend
+    assert label is not None  # noqa: S101 - only called for a chosen build
+    group = machine.gpus
+    said = request.torch_backend_from
+    chosen = (
+        f"{said}: planning the {label} build, as --torch-backend {label}"
+        if " ends in /" in said
+        else f"the {label} build was chosen by the user ({said})"
+    )
+    warnings: list[str] = []
+    if group is not None and group.set_aside:
+        warnings.append("not used by this build: " + "; ".join(group.set_aside))
+    tiers: list[tuple[Accelerator, ...] | None] = [None]
+    if group is not None and group.kind == _label_kind_of(pool, label):
+        tiers = list(_capability_tiers(group))
+    rejected: list[Rejection] = []
+    first: tuple[Found, str] | None = None
+    newest = pool.versions[0][0] if pool.versions else None
+    for version, cands in pool.versions:
+        mine = [c for c in cands if c.label == label]
+        for c, gated in _gated(pool, version, mine, rejected):
+            refusal: Refusal | None = None
+            for devices in tiers:
+                verdict = judge_chosen(c, machine, request, devices)
+                if isinstance(verdict, Refusal):
+                    refusal = refusal or verdict
+                    continue
+                verdict.file, verdict.variant = gated.file, gated.variant
+                if group is not None and devices is not None and len(devices) < len(group.devices):
+                    _exclude(verdict, group, tuple(a for a in group.devices if a not in devices))
+                verdict.why.insert(0, chosen)
+                if c.kind == "cuda" and group is not None and group.kind == "cuda":
+                    fit, detail = driver_fit(c, machine, devices or group.devices)
+                    if fit == "own" and detail:
+                        verdict.why.append(detail)
+                    elif fit == "compat" and detail:
+                        verdict.warnings.append(detail)
+                if version != newest:
+                    has = any(c.label == label for c in pool.versions[0][1])
+                    lacks = (
+                        f"torch {newest}'s {label} build does not run here"
+                        if has
+                        else f"torch {newest} has no {label} build"
+                    )
+                    verdict.why.insert(
+                        1, f"{lacks}; torch {version} is the newest release whose {label} build runs here"
+                    )
+                return _plan(pool, verdict, rejected, warnings)
+            assert refusal is not None  # noqa: S101 - at least one tier was judged
+            reason = refusal_text(label, refusal.reason)
+            rejected.append(Rejection(label, str(version), reason, refusal.judge.value))
+            if first is None:
+                first = (gated, reason)
+    asked = ", ".join(map(str, request.requirements))
+    if first is None:
+        if any(r.variant == label or r.variant == "*" for r in rejected):
+            raise _no_release(pool, rejected)
+        have = sorted(
+            {c.version for c in pool.cset.candidates if c.label == label and c.platform == machine.platform_key},
+            reverse=True,
+        )
+        known = f"its {label} builds: torch {', '.join(map(str, have[:4]))}" if have else f"it knows no {label} build"
+        raise ResolveError(
+            f"no {label} build of torch matches {asked} ({request.torch_backend_from}) for {machine.platform_key}; "
+            f"{known}: change the version or the build"
+        )
+    found, reason = first
+    if request.force:
+        found.why.insert(0, chosen)
+        warnings.append(f"--force-build: {reason}; planned anyway, it will not run on this machine's GPU")
+        return _plan(pool, found, rejected, warnings)
+    raise ResolveError(
+        f"torch {found.candidate} ({request.torch_backend_from}) does not run on this machine: {reason}; "
+        "choose another build, or pass --force-build to plan it anyway"
+    )
+
+
+def _label_kind_of(pool: _Pool, label: str) -> str | None:
+    """The kind (cuda, rocm, xpu, cpu) of the candidates labelled ``label``."""
+    return next((c.kind for c in pool.cset.candidates if c.label == label), None)
+
+
+def _offer_hsa_override(pool: _Pool, plan: Plan) -> Plan:
+    """A near-miss AMD GPU got a safe plan (the CPU build, an older release): name, in one line, the build it
+    would get under HSA_OVERRIDE_GFX_VERSION and how to take it (the user's choice, never the default)."""
+    request, group = pool.request, pool.machine.gpus
+    if group is None or group.kind != "rocm" or request.allow_hsa_override:
+        return plan
+    if not any(r.judge == Judge.OVERRIDE.value for r in plan.rejected):
+        return plan
+    other = _auto(_Pool(pool.machine, pool.cset, replace(request, allow_hsa_override=True)))
+    value = other.env.get("HSA_OVERRIDE_GFX_VERSION")
+    if value is None or (other.torch_version, other.variant) == (plan.torch_version, plan.variant):
+        return plan
+    risks = [r for gfx, (_, v, r) in request.rocm_overrides.items() if v == value and r and _has_gfx(group, gfx)]
+    risk = f": {risks[0]}" if risks else ""
+    offer = (
+        f"torch {other.torch_version}+{other.variant} would run on {_devices(group)} only with "
+        f"HSA_OVERRIDE_GFX_VERSION={value}, which AMD does not support{risk}; to take that risk: "
+        f"export HSA_OVERRIDE_GFX_VERSION={value}, or pass --allow-hsa-override"
+    )
+    return replace(plan, warnings=(*plan.warnings, offer))
+
+
+def _has_gfx(group: GpuGroup, gfx: str) -> bool:
+    return any((a.effective_gfx or a.gfx) == gfx for a in group.devices)
+
+
 # -- searching ---------------------------------------------------------------------------------------------------
+
+
+def _labelled(c: Candidate) -> Version:
+    """The version a requirement is matched against: with its build label (``2.9.0+cu128``), so that
+    ``==2.9.0+cu128`` matches that build alone while ``==2.9.0`` matches every label (PEP 440 local versions)."""
+    if c.mode != "index" or c.platform.startswith("macos"):
+        return c.version
+    return Version(f"{c.version}+{c.label}")
 
 
 def _companions_fit(candidates: Sequence[Candidate], request: Request) -> bool:
     """Whether the companions pinned for this torch version can meet the user's own specifiers (a version the
-    knowledge base has no pins for, a newer release from the index, is left to the index)."""
+    knowledge base has no pins for, a newer release from the index, is left to the index). Every Triton name is
+    the knowledge base's ``triton`` pin (PyTorch builds its ROCm and XPU Triton at the same version)."""
     pins = next((c.companions for c in candidates if c.companions), None)
     if pins is None:
         return True
+    label = request.torch_backend
     for req in request.companions:
-        pin = pins.get(canonicalize_name(req.name))
+        name = canonicalize_name(req.name)
+        pin = pins.get("triton" if name in TRITONS else name)
         if pin is None:
             return False
         exact = _exact(pin)
-        if exact is not None and not req.specifier.contains(exact, prereleases=True):
+        if exact is None:
+            continue
+        local = None if label is None or name in TRITONS else f"{exact}+{label}"
+        if not req.specifier.contains(exact, prereleases=True) and not (
+            local is not None and req.specifier.contains(local, prereleases=True)
+        ):
             return False
     return True
 
@@ -487,7 +626,7 @@ def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[s
                 torch_doubts,
             )
         ]
-        pins += _companion_pins(c, request.companions, local)
+        pins += _companion_pins(c, request.companions, local, warnings)
         reasons = list(found.why)
         properties = ()
         index_url = c.index_url or f"{request.index_base.rstrip('/')}/{c.label}"
@@ -522,11 +661,16 @@ def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[s
     )
 
 
-def _companion_pins(c: Candidate, wanted: Sequence[Requirement], local: str) -> list[PackagePin]:
+def _companion_pins(c: Candidate, wanted: Sequence[Requirement], local: str, notes: list[str]) -> list[PackagePin]:
     pins: list[PackagePin] = []
     doubts = _uncertain([c.facts.get("companions")])
     for req in wanted:
         name = canonicalize_name(req.name)
+        if name in TRITONS:
+            pin = _triton_pin(c, req, doubts, notes)
+            if pin is not None and all(p.name != pin.name for p in pins):
+                pins.append(pin)
+            continue
         spec = c.companions.get(name)
         if spec is None:  # a release newer than the knowledge base: the index's newest that fits torch
             merged = req.specifier
@@ -540,6 +684,37 @@ def _companion_pins(c: Candidate, wanted: Sequence[Requirement], local: str) -> 
             merged = spec & req.specifier
             pins.append(PackagePin(name, str(merged), f"{name}{merged}", uncertain=doubts))
     return pins
+
+
+#: The Triton each kind of build requires (torch's own Requires-Dist: ``triton`` on the cuNNN indexes,
+#: ``pytorch-triton-rocm``/``-xpu`` on the ROCm and XPU ones; docs.pytorch.org's selector and wheel METADATA).
+_TRITON_OF_KIND = {"cuda": "triton", "rocm": "pytorch-triton-rocm", "xpu": "pytorch-triton-xpu"}
+
+
+def _triton_pin(c: Candidate, req: Requirement, doubts: tuple[Fact, ...], notes: list[str]) -> PackagePin | None:
+    """The Triton the chosen torch's metadata pins, under the name its kind of build requires, with no build label
+    (Triton wheels carry none): the knowledge base's pin for known releases, else left to the index (inferred).
+    ``None`` (and a note why) where torch requires no Triton: the CPU build, the non-Linux wheels."""
+    asked = canonicalize_name(req.name)
+    own = _TRITON_OF_KIND.get(c.kind)
+    if own is None:
+        notes.append(f"{req.name} is not planned: torch's CPU build does not require Triton")
+        return None
+    if not c.platform.startswith("linux"):
+        notes.append(f"{req.name} is not planned: torch's {c.label} wheels require Triton on Linux only")
+        return None
+    if asked != own:
+        notes.append(f"{req.name} asked for: torch {c} requires {own} (PyTorch's Triton for {c.kind}), planned instead")
+    users = req.specifier if asked == own else SpecifierSet()
+    spec = c.companions.get("triton")
+    if spec is None:  # a release newer than the knowledge base: the index's, as torch's Requires-Dist names it
+        inferred = (Fact(f"the {own} release torch {c.version} pins", "inferred", "not known: torch's Requires-Dist"),)
+        return PackagePin(own, str(users), f"{own}{users}", uncertain=inferred)
+    exact = _exact(spec)
+    if exact is not None:
+        return PackagePin(own, exact, f"{own}=={exact}", uncertain=doubts)
+    merged = spec & users  # triton ~=3.8.0 since torch 2.14
+    return PackagePin(own, str(merged), f"{own}{merged}", uncertain=doubts)
 
 
 def _shown(rejected: Sequence[Rejection], chosen: Candidate) -> tuple[Rejection, ...]:

@@ -1,0 +1,65 @@
+"""A near-miss AMD GPU does not get the HSA_OVERRIDE_GFX_VERSION build by default (issue 12).
+
+The Radeon 780M (gfx1103, ``tests/machines/amd-radeon-780m``) is in no torch 2.11 build; forcing it to gfx1100
+(11.0.0) "has caused GPU page faults and hard hangs" (pytorch/pytorch#179653, ``rocm_overrides.json``). The safe
+plan is the CPU build, with the override build offered in one line; ``--allow-hsa-override`` or the variable
+already set (``tests/machines/amd-hsa-override``: an RX 6700 XT run with 10.3.0) is the user's choice.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from tests.conftest import MACHINES, hermetic_env
+
+from . import kb_plan
+
+
+def plan(machine: str, *args: str, **variables: str) -> dict[str, Any]:
+    r = subprocess.run(
+        [sys.executable, "-m", "wheelfit", "plan", "--offline", "--json", "--sysroot", str(MACHINES / machine / "root"),
+         *args],
+        capture_output=True, text=True, env=hermetic_env(**variables), timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    data: dict[str, Any] = json.loads(r.stdout)
+    return data
+
+
+def test_the_780m_gets_the_safe_build_and_the_override_offered() -> None:
+    d = plan("amd-radeon-780m", "torch==2.11.0")
+    assert (d["torch_version"], d["variant"]) == ("2.11.0", "cpu")
+    assert "HSA_OVERRIDE_GFX_VERSION" not in d["env"]
+    offers = [w for w in d["warnings"] if "--allow-hsa-override" in w]
+    assert len(offers) == 1
+    assert "torch 2.11.0+rocm7.2 would run" in offers[0] and "export HSA_OVERRIDE_GFX_VERSION=11.0.0" in offers[0]
+    assert "hard hangs" in offers[0]
+    assert {r["judge"] for r in d["rejected"] if r["variant"].startswith("rocm")} == {"override"}
+
+
+def test_the_flag_takes_the_override_build() -> None:
+    d = plan("amd-radeon-780m", "torch==2.11.0", "--allow-hsa-override")
+    assert (d["variant"], d["env"]) == ("rocm7.2", {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    assert any("hard hangs" in w for w in d["warnings"])
+
+
+def test_the_variable_already_set_is_the_users_choice() -> None:
+    d = plan("amd-hsa-override", "torch", HSA_OVERRIDE_GFX_VERSION="10.3.0")
+    assert d["variant"].startswith("rocm") and d["env"] == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    assert any("HSA_OVERRIDE_GFX_VERSION=10.3.0 is set: the user's choice" in w for w in d["warnings"])
+    assert not any("--allow-hsa-override" in w for w in d["warnings"])
+
+
+def test_the_pure_resolver_agrees() -> None:
+    from wheelfit.kb.matrix import load_knowledge
+    from wheelfit.probe.target import load_target
+    from wheelfit.resolve import Request
+
+    report = load_target("rocm=gfx1031,python=3.12")
+    safe = kb_plan(report, load_knowledge(), Request.parse(["torch==2.9.*"]))
+    assert safe.variant == "cpu"
+    chosen = kb_plan(report, load_knowledge(), Request.parse(["torch==2.9.*"], allow_hsa_override=True))
+    assert (chosen.variant, dict(chosen.env)) == ("rocm6.4", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
