@@ -324,3 +324,8 @@ def test_a_file_of_millions_of_short_lines_stops_at_the_line_cap(tmp_path: Path)
     message = refused(tmp_path, ["r.txt"])
     assert message == f"r.txt:{MAX_LINES + 1}: more than {MAX_LINES} requirement lines in all; split the install"
     assert time.monotonic() - started < 10
+
+
+def test_bad_bytes_after_a_bom_name_their_own_line(tmp_path: Path) -> None:
+    write(tmp_path, "r.txt", b"\xef\xbb\xbfnumpy\nrich\n\xff\n")
+    assert refused(tmp_path, ["r.txt"]) == "r.txt:3: not valid utf-8 (byte 0xff); save the file as UTF-8"

@@ -111,9 +111,9 @@ class _Reading:
         try:
             text = decode(data)
         except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
+            line = exc.object[: exc.start].count(b"\n") + 1
             raise UsageError(
-                f"{shown}:{line}: not valid {exc.encoding} (byte {data[exc.start]:#04x}); save the file as UTF-8"
+                f"{shown}:{line}: not valid {exc.encoding} (byte {exc.object[exc.start]:#04x}); save the file as UTF-8"
             ) from exc
         except LookupError as exc:
             raise UsageError(f"{shown}:1: unknown encoding in its coding line ({exc}); save it as UTF-8") from exc
