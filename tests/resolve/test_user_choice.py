@@ -53,6 +53,12 @@ def test_a_local_label_plans_that_build() -> None:
     assert json.loads(plan_cli("torch==2.9.0", "--target", RTX_3090, "--json").stdout)["variant"] == "cu130"
 
 
+def test_an_excluded_label_excludes_that_build_only() -> None:
+    plan = kb_resolve(RTX_3090, "torch==2.9.0,!=2.9.0+cu130")
+    assert plan.variant not in ("cu130", "cpu")  # type: ignore[attr-defined]
+    assert not any("chosen by the user" in r for r in plan.reasons)  # type: ignore[attr-defined]
+
+
 def test_a_companion_label_chooses_the_build_too() -> None:
     plan = kb_resolve(RTX_3090, "torch==2.9.0", "torchvision==0.24.0+cu128")
     assert plan.variant == "cu128"  # type: ignore[attr-defined]

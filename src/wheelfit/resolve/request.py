@@ -91,7 +91,7 @@ class Request:
                     f"wheelfit plans torch and its companions ({', '.join(COMPANIONS)}); {req.name} is not one of them"
                 )
             for s in req.specifier:
-                local = s.version.partition("+")[2]
+                local = s.version.partition("+")[2] if s.operator in ("==", "===") else ""  # not != ...+cu128
                 if local and name not in TRITONS:
                     labels.setdefault(local.lower(), str(req))
             reqs.append(req)
