@@ -135,8 +135,8 @@ def test_a_command_line_requirement_that_cannot_be_read(tmp_path: Path) -> None:
 
 def test_files_are_read_only_through_the_reader_passed_in() -> None:
     files = {
-        "/nowhere/proj/requirements.txt": b"-r ../shared/base.txt\ntorch\n",
-        "/nowhere/proj/../shared/base.txt": b"numpy\n",  # as joined: the OS resolves `..` (symlinks)
+        "/nowhere/proj/requirements.txt": b"-r ../common/base.txt\ntorch\n",
+        "/nowhere/proj/../common/base.txt": b"numpy\n",  # as joined: the OS resolves `..` (symlinks)
     }
     calls: list[tuple[str, int]] = []
 
@@ -151,9 +151,9 @@ def test_files_are_read_only_through_the_reader_passed_in() -> None:
     assert result.names() == ("numpy", "torch")
     assert calls == [
         ("/nowhere/proj/requirements.txt", MAX_FILE_BYTES + 1),
-        ("/nowhere/proj/../shared/base.txt", MAX_FILE_BYTES + 1),
+        ("/nowhere/proj/../common/base.txt", MAX_FILE_BYTES + 1),
     ]
-    assert result.requirements[0].origin == Origin("../shared/base.txt", 1)
+    assert result.requirements[0].origin == Origin("../common/base.txt", 1)
 
 
 def test_the_package_imports_nothing_that_does_io() -> None:
