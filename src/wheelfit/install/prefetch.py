@@ -180,8 +180,12 @@ class _Warmup(Warming):
             if self.done.is_set():
                 return
             self.tmp = tempfile.mkdtemp(prefix="wheelfit-warmup-")
+            # Two downloads at a time: torch keeps a third of the bandwidth and arrives before the dependencies,
+            # so its unpacking (unpack()) hides behind theirs; with uv's 50 it would share it eleven ways
+            # and, the largest file, arrive last.
+            environ = {"UV_CONCURRENT_DOWNLOADS": "2", **self.environ}
             try:
-                self.proc = _spawn(self._argv(Path(self.tmp), requirements), self.environ)
+                self.proc = _spawn(self._argv(Path(self.tmp), requirements), environ)
             except Exception:  # noqa: BLE001 - no uv binary, no warm-up; the install says what is wrong
                 self.proc = None
 
