@@ -241,7 +241,7 @@ def plan(
     (``torch==2.9.0+cu128``), or an ``index_url``/``pytorch_index`` ending in a variant (``.../whl/cu128``). That
     build is judged, never swapped: one without kernels here is refused unless ``force`` (``--force-build``).
     ``allow_hsa_override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION."""
-    from .index.candidates import gather_candidates
+    from .index.candidates import gather_candidates, triton_from_metadata
     from .index.config import resolve_index_config
     from .kb.matrix import load_knowledge
     from .resolve import Machine, Request, resolve
@@ -267,6 +267,8 @@ def plan(
     index = network.index if network is not None else None
     candidates = gather_candidates(knowledge, found, index, base, pre=pre, label=request.torch_backend)
     result = resolve(found, candidates, request)
+    if index is not None:
+        result = triton_from_metadata(result, candidates, found, index)  # a torch newer than the knowledge base
     return replace(result, warnings=(*notes, *result.warnings)) if notes else result
 
 

@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from email.parser import BytesParser
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -22,13 +25,15 @@ from ..fetch.errors import NetworkError
 from ..kb.candidates import infer_candidate, kb_candidates, knowledge_span
 from ..kb.matrix import Knowledge
 from ..resolve.machine import Machine
+from ..resolve.plan import PackagePin, Plan
+from ..resolve.request import TRITONS
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
 from .client import IndexClient, project_url
-from .errors import OfflineError, ProjectNotFoundError
+from .errors import IndexPageError, OfflineError, ProjectNotFoundError
 from .links import FileLink
 
-__all__ = ["gather_candidates", "labels_to_read"]
+__all__ = ["gather_candidates", "labels_to_read", "triton_from_metadata"]
 
 #: Pages read at once: download.pytorch.org serves HTTP/1.1, one connection per page.
 _PARALLEL = 8
@@ -204,3 +209,42 @@ def _by_build(links: Sequence[FileLink], label: str, machine: Machine, project: 
             continue
         out.setdefault(Version(wheel.version.public), []).append(link)
     return out
+
+
+def triton_from_metadata(plan: Plan, cset: CandidateSet, machine: Machine, index: IndexClient) -> Plan:
+    """A Triton pin the knowledge base could not give (a torch newer than it), read from the chosen torch wheel's own
+    Requires-Dist (its PEP 658 metadata file, never the wheel itself). The plan as it was when the index serves no
+    metadata file or it cannot be read; without Triton (and saying so) when this torch requires none here."""
+    wanted = [p for p in plan.packages if p.name in TRITONS and any(f.confidence == "inferred" for f in p.uncertain)]
+    torch = plan.packages[0]
+    if not wanted or torch.filename is None:
+        return plan
+    link = next((f for c in cset.candidates for f in c.files or () if f.filename == torch.filename), None)
+    if link is None or link.core_metadata is False:
+        return plan
+    try:
+        metadata = index.core_metadata(link)
+    except (IndexPageError, NetworkError, OfflineError):
+        return plan
+    env = {**machine.markers, "extra": ""}
+    pinned: Requirement | None = None
+    for text in BytesParser().parsebytes(metadata, headersonly=True).get_all("Requires-Dist") or []:
+        try:
+            req = Requirement(str(text))
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) in TRITONS and (req.marker is None or req.marker.evaluate(env)):
+            pinned = req
+            break
+    pin = wanted[0]
+    others = tuple(p for p in plan.packages if p is not pin)
+    if pinned is None:
+        note = f"{pin.name} is not planned: torch {plan.torch_version}+{plan.variant} requires no Triton here"
+        return replace(plan, packages=others, warnings=(*plan.warnings, f"{note} ({link.filename} METADATA)"))
+    name = canonicalize_name(pinned.name)
+    spec = pinned.specifier & (SpecifierSet(pin.version) if name == pin.name else SpecifierSet())
+    exact = [s.version for s in spec if s.operator == "=="]
+    new = PackagePin(name, exact[0] if len(exact) == 1 else str(spec), f"{name}{spec}")
+    why = f"{name}{spec}: what torch {plan.torch_version}+{plan.variant} requires ({link.filename} METADATA)"
+    packages = tuple(new if p is pin else p for p in plan.packages)
+    return replace(plan, packages=packages, reasons=(*plan.reasons, why))
