@@ -189,16 +189,24 @@ def network(
     offline: bool = False,
     progress: ProgressCallback | None = None,
     cache_dir: Path | None = None,
+    timeout: float | None = None,
 ) -> Iterator[Network]:
     """A :class:`Network` with this user's cache (``WHEELFIT_CACHE_DIR`` or the platform's cache directory);
     its client, made when first needed, is closed on exit. ``WHEELFIT_OFFLINE`` in ``environ`` turns
-    ``offline`` on."""
+    ``offline`` on. ``timeout``: seconds to connect and per read (default 10 and 30).
+
+    Inside the block (on the main thread) Ctrl-C stops every request and download at once, wherever it runs,
+    and raises ``KeyboardInterrupt``; a server that does not answer for 2 s is reported to ``progress``
+    (``state="stalled"``) every few seconds."""
     from .fetch.cache import Cache, default_cache_dir
+    from .fetch.watch import Watch, sigint_cancels
+
+    watch = Watch(on_stall=_stall_reporter(progress))
 
     def connect() -> httpx.Client:
         from .fetch.http import make_client
 
-        return make_client(environ=environ)
+        return make_client(environ=environ, timeout=timeout, watch=watch)
 
     from .index.config import offline_requested
 
@@ -206,12 +214,26 @@ def network(
     cache = Cache(cache_dir or default_cache_dir(environ, sys.platform, Path.home()))
     session = Network(None, cache, offline, progress, connect)
     try:
-        yield session
+        with sigint_cancels(watch):
+            yield session
     finally:
         if session._making is not None:
             session._making.join()
         if session.client is not None:
             session.client.close()
+
+
+def _stall_reporter(progress: ProgressCallback | None) -> Callable[[str, str, float], None] | None:
+    """A slow server as a progress event: ``filename`` the URL, ``detail`` its host:port."""
+    if progress is None:
+        return None
+
+    def report(host: str, url: str, seconds: float) -> None:
+        from .fetch.download import Progress  # a request is running: httpx is loaded already
+
+        progress(Progress(url, "stalled", detail=host, waited=seconds))
+
+    return report
 
 
 # -- planning -------------------------------------------------------------------------------------------------

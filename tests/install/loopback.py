@@ -15,9 +15,13 @@ from tests.support.static import QuietHandler, serve_directory
 __all__ = ["serve"]
 
 
-def serve(root: Path) -> contextlib.AbstractContextManager[str]:
-    """Serve ``root`` on 127.0.0.1 (a free port) for the duration; yields the base URL."""
-    return serve_directory(root, _Handler)
+def serve(
+    root: Path, *, throttle: int | None = None, request_log: list[tuple[str, dict[str, str]]] | None = None
+) -> contextlib.AbstractContextManager[str]:
+    """Serve ``root`` on 127.0.0.1 (a free port) for the duration; yields the base URL. ``throttle``: file bodies
+    at that many bytes per second, resumable with ``Range``; ``request_log`` collects every GET
+    (:class:`tests.support.static.QuietHandler`)."""
+    return serve_directory(root, _Handler, throttle=throttle, request_log=request_log)
 
 
 _HASHES: dict[tuple[str, float, int], str] = {}

@@ -5,20 +5,73 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import re
+import shutil
 import threading
+import time
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ["LoopbackServer", "QuietHandler", "serve_directory"]
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
-    """Files as they are, without a log line per request."""
+    """Files as they are, without a log line per request.
+
+    With ``throttle`` (bytes per second, set by :func:`serve_directory`) file bodies trickle out at that rate and
+    ``Range: bytes=N-`` (with an ``If-Range`` equal to the file's ``Last-Modified``) is answered 206, as a slow
+    mirror does; ``request_log`` collects ``(path, headers)`` of every GET. Neither is set by default."""
+
+    throttle: int | None = None
+    request_log: list[tuple[str, dict[str, str]]] | None = None
 
     def log_message(self, format: str, *args: Any) -> None:
         return
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()
+        if ok and self.request_log is not None and self.command == "GET":
+            self.request_log.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+        return ok
+
+    def send_head(self) -> Any:
+        if self.throttle is None or "Range" not in self.headers:
+            return super().send_head()
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            return super().send_head()
+        size = os.path.getsize(path)
+        modified = self.date_time_string(int(os.path.getmtime(path)))
+        wanted = re.fullmatch(r"bytes=(\d+)-", self.headers["Range"].strip())
+        if_range = self.headers.get("If-Range")
+        if wanted is None or int(wanted[1]) >= size or (if_range is not None and if_range != modified):
+            return super().send_head()
+        start = int(wanted[1])
+        f = open(path, "rb")  # noqa: SIM115 - closed by do_GET, as the base class's is
+        f.seek(start)
+        self.send_response(206)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+        self.send_header("Content-Length", str(size - start))
+        self.send_header("Last-Modified", modified)
+        self.end_headers()
+        return f
+
+    def copyfile(self, source: BinaryIO, outputfile: BinaryIO) -> None:  # type: ignore[override]
+        if self.throttle is None:
+            shutil.copyfileobj(source, outputfile)
+            return
+        step = max(1, self.throttle // 20)
+        try:
+            while chunk := source.read(step):
+                outputfile.write(chunk)
+                outputfile.flush()
+                time.sleep(0.05)
+        except (ConnectionError, OSError):
+            return  # the client went away (interrupted): nothing to report
 
 
 class LoopbackServer(ThreadingHTTPServer):
@@ -32,8 +85,18 @@ class LoopbackServer(ThreadingHTTPServer):
 
 
 @contextlib.contextmanager
-def serve_directory(root: Path, handler: type[SimpleHTTPRequestHandler] = QuietHandler) -> Iterator[str]:
-    """Serve ``root`` on a free loopback port with ``handler``; yields the base URL."""
+def serve_directory(
+    root: Path,
+    handler: type[SimpleHTTPRequestHandler] = QuietHandler,
+    *,
+    throttle: int | None = None,
+    request_log: list[tuple[str, dict[str, str]]] | None = None,
+) -> Iterator[str]:
+    """Serve ``root`` on a free loopback port with ``handler``; yields the base URL. ``throttle`` and
+    ``request_log``: see :class:`QuietHandler` (``handler`` must be one for them)."""
+    if throttle is not None or request_log is not None:
+        attrs = {"throttle": throttle, "request_log": request_log}
+        handler = type(handler.__name__, (handler,), attrs)
     server = LoopbackServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()

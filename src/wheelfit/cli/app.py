@@ -98,6 +98,18 @@ AllowHsaOverrideOpt = Annotated[
         "(not supported by AMD; off by default).",
     ),
 ]
+HttpTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        envvar=["WHEELFIT_HTTP_TIMEOUT", "UV_HTTP_TIMEOUT", "UV_REQUEST_TIMEOUT", "PIP_TIMEOUT", "PIP_DEFAULT_TIMEOUT"],
+        min=0.1,
+        help="Seconds to wait for an index or download server to connect and for each read (or "
+        "WHEELFIT_HTTP_TIMEOUT, uv's UV_HTTP_TIMEOUT/UV_REQUEST_TIMEOUT, pip's PIP_TIMEOUT/PIP_DEFAULT_TIMEOUT; "
+        "default 10 to connect, 30 per read).",
+        metavar="SECONDS",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 PreOpt = Annotated[
     bool,
@@ -161,12 +173,17 @@ def plan(
     torch_backend: TorchBackendOpt = None,
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
+    http_timeout: HttpTimeoutOpt = None,
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
     from .. import api
+    from .progress import Downloads
 
     kb = knowledge(kb_file)
-    with api.network(os.environ, offline=offline) as net:
+    with (
+        Downloads(quiet=as_json) as slow,  # only "waiting for <server>" lines: a plan downloads nothing
+        api.network(os.environ, offline=offline, progress=slow.update, timeout=http_timeout) as net,
+    ):
         net.prepare()  # while the machine is detected
         here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
         result = api.plan(
@@ -222,6 +239,9 @@ def run(args: list[str]) -> int:
     try:
         app(args=args, prog_name="wheelfit")  # standalone: usage errors print and exit 2
     except SystemExit as exc:
+        if _interrupt_in(exc):  # typer turns Ctrl-C into a silent exit 130: say it, once
+            sys.stderr.write("wheelfit: interrupted\n")
+            return 130
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:
         sys.stderr.write("wheelfit: interrupted\n")
@@ -229,6 +249,18 @@ def run(args: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
         return error_status(exc)
     return 0
+
+
+def _interrupt_in(exc: BaseException) -> bool:
+    """Whether a ``KeyboardInterrupt`` is in the exception's cause or context chain."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _register_more_commands() -> None:

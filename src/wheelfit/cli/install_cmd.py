@@ -11,6 +11,7 @@ from .app import (
     AllowCpuOpt,
     AllowHsaOverrideOpt,
     ForceBuildOpt,
+    HttpTimeoutOpt,
     JsonOpt,
     KbOpt,
     PreOpt,
@@ -77,6 +78,7 @@ def install(
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
     offline: Annotated[bool, typer.Option("--offline", help="Use only what is already in the caches.")] = False,
+    http_timeout: HttpTimeoutOpt = None,
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Skip importing torch afterwards (`wheelfit verify` does it later).")
     ] = False,
@@ -116,7 +118,7 @@ def install(
     kb = knowledge(kb_file)
     with (
         Downloads(quiet=as_json or quiet) as downloads,
-        api.network(os.environ, offline=offline, progress=downloads.update) as net,
+        api.network(os.environ, offline=offline, progress=downloads.update, timeout=http_timeout) as net,
     ):
         outcome = api.install_requirements(
             requirements or ["torch"],

@@ -5,6 +5,10 @@ Layout under the root (platform cache dir, or ``WHEELFIT_CACHE_DIR``)::
     wheels/<ab>/<sha256(url)>/<filename>      verified files, shared by every environment
     wheels/<ab>/<sha256(url)>/info.json       url, size, sha256 recorded when the file was verified
     wheels/<ab>/<sha256(url)>/.lock           flock held while the entry is checked or written
+    wheels/<ab>/<sha256(url)>/<filename>.part an interrupted download, with partial.json to resume it
+    content/<ab>/<sha256 of the file>         a hard link to every verified file, by content: the same bytes
+                                              from another URL (a mirror) are linked, not downloaded again
+    content/<ab>/<sha256 of the file>.json    its digests, trusted while the file's fingerprint is unchanged
     pages/<ab>/<sha256(url)>.json             index pages and PEP 658 metadata with their validators
 
 A file appears under its final name only through ``os.replace`` from a
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CacheLockError
+from .watch import Interrupted
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -74,11 +79,18 @@ def atomic_file(path: Path) -> Iterator[io.BufferedWriter]:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path, *, timeout: float, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+def file_lock(
+    path: Path,
+    *,
+    timeout: float,
+    on_wait: Callable[[], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created if needed); works between threads and processes.
 
     Each call opens the file anew, so two threads of one process contend like two processes do.
-    ``on_wait`` is called once if the lock is busy, so the caller can tell the user why it pauses.
+    ``on_wait`` is called once if the lock is busy, so the caller can tell the user why it pauses; while it
+    waits, ``cancelled()`` turning true (Ctrl-C) raises :class:`~.watch.Interrupted`.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+b") as handle:
@@ -88,6 +100,8 @@ def file_lock(path: Path, *, timeout: float, on_wait: Callable[[], None] | None 
             if not waited and on_wait is not None:
                 on_wait()
             waited = True
+            if cancelled is not None and cancelled():
+                raise Interrupted
             if time.monotonic() >= deadline:
                 raise CacheLockError(
                     f"{path}: another wheelfit run has held this cache lock for {timeout:.0f} s; "
@@ -172,8 +186,37 @@ class Cache:
         key = _key(url)
         return self.root / "wheels" / key[:2] / key
 
-    def lock(self, url: str, on_wait: Callable[[], None] | None = None) -> contextlib.AbstractContextManager[None]:
-        return file_lock(self.entry_dir(url) / ".lock", timeout=self.lock_timeout, on_wait=on_wait)
+    def lock(
+        self, url: str, on_wait: Callable[[], None] | None = None, cancelled: Callable[[], bool] | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        return file_lock(self.entry_dir(url) / ".lock", timeout=self.lock_timeout, on_wait=on_wait, cancelled=cancelled)
+
+    def entry_lock(self, entry: Path, *, timeout: float) -> contextlib.AbstractContextManager[None]:
+        """The lock of an entry directory found on disk (the stale ``.part`` sweep takes it without waiting)."""
+        return file_lock(entry / ".lock", timeout=timeout)
+
+    # -- by content ------------------------------------------------------------------------------
+
+    def content_path(self, sha256: str) -> Path:
+        return self.root / "content" / sha256[:2] / sha256
+
+    def content_memo(self, sha256: str) -> Path:
+        return self.root / "content" / sha256[:2] / f"{sha256}.json"
+
+    def remember_content(self, path: Path, digests: Mapping[str, str]) -> None:
+        """Link the verified ``path`` under its sha256; a cache without hard links only loses the shortcut."""
+        sha256 = digests.get("sha256")
+        if not sha256:
+            return
+        target = self.content_path(sha256)
+        tmp = target.with_name(f".{sha256}.{os.getpid()}.{id(path)}.link")
+        with contextlib.suppress(OSError):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp.unlink(missing_ok=True)
+            os.link(path, tmp)
+            os.replace(tmp, target)
+            memo_write(self.content_memo(sha256), target, {"hashes": dict(digests)})
+        tmp.unlink(missing_ok=True)
 
     def record(self, url: str, path: Path, digests: Mapping[str, str]) -> None:
         """Note what ``path`` hashed to, and its :func:`fingerprint` then: while that holds, it is not re-read."""

@@ -1,19 +1,26 @@
-"""Downloading wheels into the shared cache: verified, resumable, retried, atomic, locked.
+"""Downloading wheels into the shared cache: verified, resumable, retried, atomic, locked, interruptible.
 
 For each file: take the cache entry's lock; reuse a cached copy whose hash
-still checks out; otherwise stream into a temporary file beside the final
-name while hashing, resume after a dropped connection with ``Range`` +
-``If-Range``, retry transient failures a bounded number of times, check the
-length and the hashes, and only then ``os.replace`` it into place. Any
-failure removes the temporary file. Progress is reported as events; the CLI
-decides how to draw them.
+still checks out, or the same bytes (same sha256) cached from another URL;
+otherwise stream into ``<entry>/<filename>.part`` while hashing, resume after a
+dropped connection with ``Range`` + ``If-Range``, retry transient failures a
+bounded number of times, check the length and the hashes, and only then
+``os.replace`` it into place. A failure removes the ``.part``; an interrupt
+(Ctrl-C) keeps it with ``partial.json`` (its validator and length) when the
+server gave a strong validator, and the next fetch of that URL resumes it. A
+``.part`` is only ever written under its entry's lock, so one found by a run
+that holds the lock belongs to nobody; any left untouched for a day (a URL never
+asked for again) is deleted. Progress is reported as events; the CLI decides
+how to draw them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
-import tempfile
+import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,8 +31,9 @@ from typing import BinaryIO, Literal
 
 import httpx
 
-from .cache import Cache, fingerprint
+from .cache import Cache, atomic_write, fingerprint, memo_read
 from .errors import (
+    CacheLockError,
     DownloadError,
     HashMismatchError,
     MissingHashError,
@@ -33,11 +41,15 @@ from .errors import (
     TruncatedDownloadError,
 )
 from .hashes import Hasher, first_mismatch, has_strong_hash, hash_file
-from .http import RETRY_STATUSES, RetryPolicy, describe, is_tls_error, status_error, tls_failure
+from .http import RETRY_STATUSES, RetryPolicy, describe, is_tls_error, pause, status_error, tls_failure
+from .watch import Interrupted, Watch
 
-__all__ = ["DownloadRequest", "DownloadResult", "Downloader", "Progress", "ProgressCallback"]
+__all__ = ["STALE_PART_SECONDS", "DownloadRequest", "DownloadResult", "Downloader", "Progress", "ProgressCallback"]
 
 _CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)")
+#: A ``.part`` nobody has touched for this long is deleted by the next run's sweep (its URL was not asked for again).
+STALE_PART_SECONDS = 24 * 3600.0
+_PARTIAL = "partial.json"
 
 
 @dataclass(frozen=True)
@@ -72,15 +84,17 @@ class Progress:
     """One progress report for one file; ``speed`` in bytes/s over the current attempt."""
 
     filename: str
-    state: Literal["waiting", "start", "downloading", "retrying", "done", "cached"]
+    #: ``stalled``: the server ``detail`` (host:port) has not answered ``filename`` (a URL) for ``waited`` seconds.
+    state: Literal["waiting", "start", "downloading", "retrying", "done", "cached", "stalled"]
     received: int = 0
     total: int | None = None
     speed: float = 0.0
     #: Seconds left at the current speed, when the total is known.
     eta: float | None = None
     attempt: int = 1
-    #: Why a retry happens (``state == "retrying"``).
+    #: Why a retry happens (``state == "retrying"``); the server's host:port (``"stalled"``).
     detail: str = ""
+    waited: float = 0.0
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -107,6 +121,8 @@ class _Attempt:
     total: int | None = None
     validator: str | None = None
     hasher: Hasher = field(default_factory=Hasher)
+    #: Where the validator and length are noted once the body starts, so an interrupted ``.part`` can resume.
+    partial: Path | None = None
 
 
 class Downloader:
@@ -121,7 +137,9 @@ class Downloader:
         progress: ProgressCallback | None = None,
         progress_interval: float = 0.1,
         clock: Callable[[], float] = time.monotonic,
+        watch: Watch | None = None,
     ) -> None:
+        """``watch`` (default: the client's, see :func:`~.http.make_client`) is what Ctrl-C cancels."""
         self._client = client
         self._cache = cache
         self._retry = retry or RetryPolicy()
@@ -129,40 +147,63 @@ class Downloader:
         self._interval = progress_interval
         self._clock = clock
         self._cancel = threading.Event()
+        self._watch: Watch | None = watch if watch is not None else getattr(client, "watch", None)
+        self._swept = False
 
     # -- public --------------------------------------------------------------------------------
 
     def fetch(self, request: DownloadRequest) -> DownloadResult:
         """Return the verified file in the cache, downloading it unless a good copy is there already."""
         _check_name(request)
+        self._sweep()
         entry = self._cache.entry_dir(request.url)
         final = entry / request.filename
-        with self._cache.lock(request.url, on_wait=lambda: self._emit(Progress(request.filename, "waiting"))):
-            cached = self._reuse(request, final)
+        with self._cache.lock(
+            request.url,
+            on_wait=lambda: self._emit(Progress(request.filename, "waiting")),
+            cancelled=self._interrupted,
+        ):
+            cached = self._reuse(request, final) or self._same_content(request, final)
             if cached is not None:
                 return cached
-            fd, tmp = tempfile.mkstemp(dir=entry, prefix=f".{request.filename}.", suffix=".part")
+            part, partial = entry / f"{request.filename}.part", entry / _PARTIAL
+            state = _resumable(request, part, partial)
             try:
-                with os.fdopen(fd, "w+b") as out:
-                    digests = self._download(request, out)
+                with part.open("r+b" if state.received else "w+b") as out:
+                    out.seek(state.received)
+                    digests = self._download(request, out, state)
                     out.flush()
                     os.fsync(out.fileno())
                 warnings = _check_hashes(request, digests)
-                os.replace(tmp, final)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
+                os.replace(part, final)
+                partial.unlink(missing_ok=True)
+            except BaseException as exc:
+                interrupted = isinstance(exc, KeyboardInterrupt) or self._interrupted()
+                if not (interrupted and state.validator and state.total is not None and partial.is_file()):
+                    part.unlink(missing_ok=True)  # not resumable: nothing is kept
+                    partial.unlink(missing_ok=True)
                 raise
             self._cache.record(request.url, final, digests)
+            self._cache.remember_content(final, digests)
         return DownloadResult(request, final, digests, from_cache=False, warnings=warnings)
 
     def fetch_all(self, requests: Sequence[DownloadRequest], *, max_workers: int = 4) -> list[DownloadResult]:
-        """Fetch several files in parallel; on the first failure the others stop and that error is raised."""
+        """Fetch several files in parallel; on the first failure the others stop and that error is raised.
+
+        On Ctrl-C the workers stop within a fraction of a second (their reads are :class:`~.watch.Watch`-ed),
+        each keeping a resumable ``.part``, before ``KeyboardInterrupt`` goes on."""
         if not requests:
             return []
         self._cancel.clear()
         with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(requests)))) as pool:
             futures: list[Future[DownloadResult]] = [pool.submit(self.fetch, r) for r in requests]
-            wait(futures, return_when=FIRST_EXCEPTION)
+            try:
+                wait(futures, return_when=FIRST_EXCEPTION)
+            except BaseException:
+                self._cancel.set()
+                for f in futures:
+                    f.cancel()
+                raise
             errors = [e for f in futures if f.done() and (e := f.exception()) is not None]
             if errors:
                 self._cancel.set()
@@ -178,6 +219,51 @@ class Downloader:
     def _emit(self, event: Progress) -> None:
         if self._progress is not None:
             self._progress(event)
+
+    def _interrupted(self) -> bool:
+        return self._watch is not None and self._watch.cancelled.is_set()
+
+    def _sweep(self) -> None:
+        """Once per downloader: delete ``.part`` files untouched for :data:`STALE_PART_SECONDS` whose entry's lock
+        is free (a run killed while downloading a URL that was never asked for again)."""
+        if self._swept:
+            return
+        self._swept = True
+        now = time.time()
+        for part in self._cache.root.glob("wheels/*/*/*.part"):
+            with contextlib.suppress(OSError):
+                if now - part.stat().st_mtime < STALE_PART_SECONDS:
+                    continue
+                with contextlib.suppress(CacheLockError), self._cache.entry_lock(part.parent, timeout=0):
+                    part.unlink(missing_ok=True)
+                    (part.parent / _PARTIAL).unlink(missing_ok=True)
+
+    def _same_content(self, request: DownloadRequest, final: Path) -> DownloadResult | None:
+        """The file cached from another URL (another mirror) with the sha256 the index gives, linked into this
+        URL's entry: the same bytes are never downloaded twice."""
+        sha256 = request.hashes.get("sha256", "").lower()
+        if not sha256:
+            return None
+        source = self._cache.content_path(sha256)
+        if not source.is_file():
+            return None
+        memo = memo_read(self._cache.content_memo(sha256), source) or {}
+        known = memo.get("hashes")
+        digests = known if isinstance(known, dict) and set(request.hashes) <= set(known) else None
+        if digests is None:
+            digests = hash_file(source, request.hashes)
+        if digests.get("sha256") != sha256 or first_mismatch(request.hashes, digests) is not None:
+            source.unlink(missing_ok=True)  # changed since it was stored: not the bytes it is named for
+            return None
+        try:
+            _link_or_copy(source, final)
+        except OSError:
+            return None
+        self._cache.record(request.url, final, digests)
+        warnings = _check_hashes(request, digests)
+        size = final.stat().st_size
+        self._emit(Progress(request.filename, "cached", received=size, total=size))
+        return DownloadResult(request, final, digests, from_cache=True, warnings=warnings)
 
     def _reuse(self, request: DownloadRequest, final: Path) -> DownloadResult | None:
         """A cached copy counts only if it still hashes to what the index (or our record) says."""
@@ -199,9 +285,8 @@ class Downloader:
         self._emit(Progress(request.filename, "cached", received=final.stat().st_size, total=final.stat().st_size))
         return DownloadResult(request, final, digests, from_cache=True, warnings=warnings)
 
-    def _download(self, request: DownloadRequest, out: BinaryIO) -> dict[str, str]:
-        state = _Attempt(hasher=Hasher(request.hashes))
-        self._emit(Progress(request.filename, "start", total=request.size))
+    def _download(self, request: DownloadRequest, out: BinaryIO, state: _Attempt) -> dict[str, str]:
+        self._emit(Progress(request.filename, "start", state.received, state.total or request.size))
         for attempt in range(1, self._retry.attempts + 1):
             try:
                 self._attempt(request, out, state, attempt)
@@ -213,7 +298,7 @@ class Downloader:
                     ) from None
                 event = Progress(request.filename, "retrying", state.received, state.total, attempt=attempt)
                 self._emit(replace(event, detail=str(why)))
-                self._retry.sleep(self._retry.delay(attempt, why.retry_after))
+                pause(self._retry, self._retry.delay(attempt, why.retry_after), self._watch)
                 continue
             break
         self._emit(Progress(request.filename, "done", state.received, state.total, attempt=attempt))
@@ -232,7 +317,7 @@ class Downloader:
         except httpx.TransportError as exc:
             if is_tls_error(exc):
                 raise tls_failure(request.url, exc) from exc
-            raise _RetryError(describe(exc), truncated=state.received > 0) from exc
+            raise _RetryError(describe(exc, self._client), truncated=state.received > 0) from exc
         if state.total is not None and state.received != state.total:
             raise _RetryError(f"connection closed after {state.received} of {state.total} bytes", truncated=True)
 
@@ -275,6 +360,12 @@ class Downloader:
                 f"{request.filename}: server says {state.total} bytes but the index says {request.size}; "
                 "the index and the file disagree, nothing was kept"
             )
+        if state.partial is not None:
+            if state.validator and state.total is not None:
+                note = {"url": request.url, "filename": request.filename, "validator": state.validator}
+                atomic_write(state.partial, json.dumps({**note, "total": state.total}).encode())
+            else:
+                state.partial.unlink(missing_ok=True)  # no way to resume this body: an interrupt deletes it
 
     def _read_body(
         self, request: DownloadRequest, response: httpx.Response, out: BinaryIO, state: _Attempt, attempt: int
@@ -283,6 +374,8 @@ class Downloader:
         at_start = state.received
         last = 0.0
         for chunk in response.iter_raw():  # no re-chunking: bytes before a drop must reach the file
+            if self._interrupted():
+                raise Interrupted
             if self._cancel.is_set():
                 raise _CancelledError(f"{request.filename}: cancelled because another download failed")
             out.write(chunk)
@@ -300,6 +393,50 @@ class Downloader:
                 speed = (state.received - at_start) / elapsed
                 eta = (state.total - state.received) / speed if state.total is not None and speed > 0 else None
                 self._emit(Progress(request.filename, "downloading", state.received, state.total, speed, eta, attempt))
+
+
+def _resumable(request: DownloadRequest, part: Path, partial: Path) -> _Attempt:
+    """The state to resume an interrupted ``.part`` from (its bytes hashed again), or a fresh one."""
+    state = _Attempt(hasher=Hasher(request.hashes), partial=partial)
+    try:
+        note = json.loads(partial.read_bytes())
+        size = part.stat().st_size
+    except (OSError, ValueError):
+        note, size = None, 0
+    total = note.get("total") if isinstance(note, dict) else None
+    validator = note.get("validator") if isinstance(note, dict) else None
+    if (
+        not isinstance(note, dict)
+        or note.get("url") != request.url
+        or not isinstance(validator, str)
+        or not validator
+        or not isinstance(total, int)
+        or not 0 < size < total
+        or (request.size is not None and request.size != total)
+    ):
+        part.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
+        return state
+    with part.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            state.hasher.update(chunk)
+    state.received, state.total, state.validator = size, total, validator
+    return state
+
+
+def _link_or_copy(source: Path, dest: Path) -> None:
+    """``dest`` becomes ``source``'s bytes at once: a hard link (no copy), else a copy, renamed into place."""
+    tmp = dest.with_name(f".{dest.name}.link")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(source, tmp)
+    except OSError:
+        shutil.copyfile(source, tmp)
+    try:
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _check_name(request: DownloadRequest) -> None:

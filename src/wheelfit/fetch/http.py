@@ -8,28 +8,36 @@ does not get better; retrying only hides an attack or a misconfiguration).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import random
+import socket
 import ssl
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
 from .. import __version__
 from .errors import HTTPStatusError, NetworkError, TLSError
 from .trust import trust_context
+from .watch import Watch, host_of
 
 __all__ = [
     "RETRY_STATUSES",
     "RetryPolicy",
     "Timeouts",
+    "WatchedClient",
     "describe",
     "get",
     "is_retryable",
     "is_tls_error",
     "make_client",
+    "pause",
     "status_error",
     "tls_failure",
 ]
@@ -43,6 +51,12 @@ class Timeouts:
     connect: float = 10.0
     #: Longest wait for the next bytes of a response (per socket read, as httpx applies it).
     read: float = 30.0
+
+    @classmethod
+    def of(cls, seconds: float | None) -> Timeouts:
+        """``--timeout SECONDS``: that bound for connecting and for each read (pip's ``--timeout`` is one socket
+        timeout too); ``None``: the defaults."""
+        return cls() if seconds is None else cls(connect=seconds, read=seconds)
 
 
 @dataclass(frozen=True)
@@ -69,20 +83,25 @@ class RetryPolicy:
 def make_client(
     *,
     timeouts: Timeouts | None = None,
+    timeout: float | None = None,
     verify: ssl.SSLContext | bool = True,
     max_connections: int = 8,
     trust_env: bool = True,
     environ: Mapping[str, str] | None = None,
+    watch: Watch | None = None,
 ) -> httpx.Client:
     """A client reused for every request of a run (keep-alive, one pool); callers close it.
 
-    ``verify=True`` is the trust store of :func:`~.trust.trust_context` (with ``trust_env``, that of ``environ``,
-    default the process environment: ``SSL_CERT_FILE``, ``SSL_CERT_DIR``).
+    ``timeout`` (seconds, connect and each read) is a shorthand for ``timeouts``; neither: 10 s to connect, 30 s
+    per read. ``verify=True`` is the trust store of :func:`~.trust.trust_context` (with ``trust_env``, that of
+    ``environ``, default the process environment: ``SSL_CERT_FILE``, ``SSL_CERT_DIR``). With ``watch``, every
+    request can be interrupted and reports stalls (a :class:`WatchedClient`).
     """
-    t = timeouts or Timeouts()
+    t = timeouts or Timeouts.of(timeout)
     if verify is True:
         verify = trust_context((os.environ if environ is None else environ) if trust_env else {})
-    return httpx.Client(
+    return (WatchedClient if watch is not None else _PlainClient)(
+        watch,
         timeout=httpx.Timeout(t.read, connect=t.connect),
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         verify=verify,
@@ -90,6 +109,129 @@ def make_client(
         follow_redirects=True,
         headers={"User-Agent": f"wheelfit/{__version__}"},
     )
+
+
+class _PlainClient(httpx.Client):
+    def __init__(self, watch: Watch | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        #: The run's :class:`~.watch.Watch`, or ``None``: requests block as httpx makes them.
+        self.watch = watch
+
+
+class WatchedClient(_PlainClient):
+    """An ``httpx.Client`` whose requests the run's :class:`~.watch.Watch` can stop at any point (connecting,
+    waiting for headers, reading the body) and which reports a server that is slow to answer."""
+
+    watch: Watch
+
+    def send(self, request: httpx.Request, *, stream: bool = False, **kwargs: Any) -> httpx.Response:
+        watch = self.watch
+        watch.check()
+        response = watch.call(
+            lambda: super(WatchedClient, self).send(request, stream=True, **kwargs),
+            request.url,
+            on_abandon=lambda late: late.close(),
+        )
+        response.stream = WatchedStream(response.stream, watch, request.url, _socket_of(response))  # type: ignore[arg-type]
+        if not stream:
+            try:
+                response.read()
+            except BaseException:
+                response.close()
+                raise
+        return response
+
+
+def _socket_of(response: httpx.Response) -> socket.socket | None:
+    """The response's socket (httpcore's ``network_stream`` extension), to wake a blocked read on close."""
+    stream = response.extensions.get("network_stream")
+    with contextlib.suppress(Exception):
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        return sock if isinstance(sock, socket.socket) else None
+    return None
+
+
+class WatchedStream(httpx.SyncByteStream):
+    """A response body read on a helper thread: each chunk is handed over through a small queue, so the reader
+    waits in slices (cancel, stall reports) instead of inside ``recv``. An ``httpx.SyncByteStream``."""
+
+    def __init__(self, inner: httpx.SyncByteStream, watch: Watch, url: httpx.URL, sock: socket.socket | None) -> None:
+        self._inner, self._watch, self._url, self._sock = inner, watch, url, sock
+        self._stop = threading.Event()
+        self._pump: threading.Thread | None = None
+        self._closed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks: queue.Queue[tuple[str, object]] = queue.Queue(maxsize=32)
+        self._pump = threading.Thread(target=self._run, args=(chunks,), name="wheelfit-http-body", daemon=True)
+        self._pump.start()
+        host, url = host_of(self._url), str(self._url)
+        last = time.monotonic()
+        report_at = last + self._watch.stall_after
+        while True:
+            try:
+                kind, value = chunks.get(timeout=self._watch.poll)
+            except queue.Empty:
+                self._watch.check()
+                now = time.monotonic()
+                if now >= report_at:
+                    report_at = now + self._watch.stall_every
+                    if self._watch.on_stall is not None:
+                        self._watch.on_stall(host, url, now - last)
+                continue
+            if kind == "chunk":
+                self._watch.check()
+                last = time.monotonic()
+                report_at = last + self._watch.stall_after
+                yield value  # type: ignore[misc]
+            elif kind == "end":
+                return
+            else:
+                raise value  # type: ignore[misc]
+
+    def _run(self, chunks: queue.Queue[tuple[str, object]]) -> None:
+        def put(item: tuple[str, object]) -> bool:
+            while not self._stop.is_set():
+                try:
+                    chunks.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        try:
+            for chunk in self._inner:
+                if not put(("chunk", chunk)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
+            put(("error", exc))
+
+    def close(self) -> None:
+        """Stop the helper (shutting the socket down wakes a blocked ``recv``), then close the body once."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        pump = self._pump
+        if pump is not None and pump.is_alive():
+            pump.join(0.05)
+            if pump.is_alive() and self._sock is not None:
+                with contextlib.suppress(OSError):
+                    self._sock.shutdown(socket.SHUT_RDWR)
+                pump.join(0.5)
+            if pump.is_alive():
+                return  # still inside the transport: closing it from here would race; it dies with the process
+        with contextlib.suppress(Exception):
+            self._inner.close()
+
+
+def pause(policy: RetryPolicy, seconds: float, watch: Watch | None) -> None:
+    """The backoff before a retry; with a watch and the default sleep, one that Ctrl-C ends."""
+    if watch is not None and policy.sleep is time.sleep:
+        watch.sleep(seconds)
+    else:
+        policy.sleep(seconds)
 
 
 def is_tls_error(exc: BaseException) -> bool:
@@ -109,7 +251,13 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, httpx.TransportError) and not is_tls_error(exc)
 
 
-def describe(exc: BaseException) -> str:
+def describe(exc: BaseException, client: httpx.Client | None = None) -> str:
+    """The first line of the error; a timeout says how long was waited (``--timeout`` sets it)."""
+    if isinstance(exc, httpx.TimeoutException) and client is not None:
+        connecting = isinstance(exc, httpx.ConnectTimeout)
+        limit = client.timeout.connect if connecting else client.timeout.read
+        if limit is not None:
+            return f"{'no connection' if connecting else 'no answer'} within {limit:g} s (--timeout sets the limit)"
     text = str(exc).strip() or exc.__class__.__name__
     return text.splitlines()[0]
 
@@ -123,6 +271,7 @@ def tls_failure(url: str, exc: BaseException) -> TLSError:
 
 def get(client: httpx.Client, url: str, headers: Mapping[str, str], policy: RetryPolicy) -> httpx.Response:
     """GET with bounded retries on transient failures; returns a read response (any final status)."""
+    watch: Watch | None = getattr(client, "watch", None)
     for attempt in range(1, policy.attempts + 1):
         try:
             response = client.get(url, headers=dict(headers))
@@ -131,12 +280,12 @@ def get(client: httpx.Client, url: str, headers: Mapping[str, str], policy: Retr
                 raise tls_failure(url, exc) from exc
             if attempt == policy.attempts:
                 raise NetworkError(
-                    f"{url}: {describe(exc)} (after {attempt} attempts); check the network or the index URL"
+                    f"{url}: {describe(exc, client)} (after {attempt} attempts); check the network or the index URL"
                 ) from exc
-            policy.sleep(policy.delay(attempt))
+            pause(policy, policy.delay(attempt), watch)
             continue
         if response.status_code in RETRY_STATUSES and attempt < policy.attempts:
-            policy.sleep(policy.delay(attempt, response.headers.get("retry-after")))
+            pause(policy, policy.delay(attempt, response.headers.get("retry-after")), watch)
             continue
         return response
     raise AssertionError("unreachable")  # pragma: no cover

@@ -32,4 +32,3 @@ def trust_context(environ: Mapping[str, str]) -> ssl.SSLContext:
             f"cannot load the TLS trust store from {where} ({detail}); point it at a PEM file of CA certificates "
             "or unset it"
         ) from exc
-

@@ -59,6 +59,9 @@ class Snapshot:
             # Written last: a snapshot without it was cut short before the installer ran, and is only deleted.
             saved = [[str(d), None if c is None else c.name] for d, c in self.saved]
             atomic_write(workdir / _MANIFEST, json.dumps({"saved": saved}).encode())
+        except KeyboardInterrupt:
+            self.discard()  # Ctrl-C while linking: the installer has not run, the environment is as it was
+            raise
         except OSError as exc:
             self.discard()
             raise InstallError(
