@@ -63,3 +63,15 @@ def test_the_pure_resolver_agrees() -> None:
     assert safe.variant == "cpu"
     chosen = kb_plan(report, load_knowledge(), Request.parse(["torch==2.9.*"], allow_hsa_override=True))
     assert (chosen.variant, dict(chosen.env)) == ("rocm6.4", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+
+
+def test_a_chosen_rocm_build_for_a_near_miss_gpu_names_the_override_flag() -> None:
+    root = str(MACHINES / "amd-radeon-780m" / "root")
+    args = ["plan", "--offline", "torch==2.11.0", "--torch-backend", "rocm7.2", "--sysroot", root]
+    r = subprocess.run(
+        [sys.executable, "-m", "wheelfit", *args], capture_output=True, text=True, env=hermetic_env(), timeout=120
+    )
+    assert r.returncode == 1
+    assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in r.stderr and "pass --allow-hsa-override" in r.stderr
+    d = plan("amd-radeon-780m", "torch==2.11.0", "--torch-backend", "rocm7.2", "--allow-hsa-override")
+    assert (d["variant"], d["env"]) == ("rocm7.2", {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})

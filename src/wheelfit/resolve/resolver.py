@@ -147,7 +147,7 @@ def _chosen_plan(pool: _Pool) -> Plan:
     if group is not None and group.kind == _label_kind_of(pool, label):
         tiers = list(_capability_tiers(group))
     rejected: list[Rejection] = []
-    first: tuple[Found, str] | None = None
+    first: tuple[Found, str, Judge] | None = None
     newest = pool.versions[0][0] if pool.versions else None
     for version, cands in pool.versions:
         mine = [c for c in cands if c.label == label]
@@ -183,7 +183,7 @@ def _chosen_plan(pool: _Pool) -> Plan:
             reason = refusal_text(label, refusal.reason)
             rejected.append(Rejection(label, str(version), reason, refusal.judge.value))
             if first is None:
-                first = (gated, reason)
+                first = (gated, reason, refusal.judge)
     asked = ", ".join(map(str, request.requirements))
     if first is None:
         if any(r.variant == label or r.variant == "*" for r in rejected):
@@ -197,14 +197,15 @@ def _chosen_plan(pool: _Pool) -> Plan:
             f"no {label} build of torch matches {asked} ({request.torch_backend_from}) for {machine.platform_key}; "
             f"{known}: change the version or the build"
         )
-    found, reason = first
+    found, reason, judge = first
     if request.force:
         found.why.insert(0, chosen)
         warnings.append(f"--force-build: {reason}; planned anyway, it will not run on this machine's GPU")
         return _plan(pool, found, rejected, warnings)
     raise ResolveError(
         f"torch {found.candidate} ({request.torch_backend_from}) does not run on this machine: {reason}; "
-        "choose another build, or pass --force-build to plan it anyway"
+        + ("pass --allow-hsa-override to run it under that override, " if judge is Judge.OVERRIDE else "")
+        + "choose another build, or pass --force-build to plan it anyway"
     )
 
 
