@@ -155,10 +155,7 @@ def test_uv_installs_the_chosen_variant_with_its_dependencies(
     result = json.loads(wrong.stdout)
     assert result["plan"]["variant"] == "cuda12.6" and result["ok"] is False
     failed = [c["detail"] for c in result["checks"] if c["ok"] is False]
-    assert failed == [
-        f"torch {VERSION}+cu130, the plan says {VERSION} (or {VERSION}+cu126)",
-        ("torch.version.cuda = 13.0, the plan needs cuda 12.6"),
-    ]
+    assert len(failed) == 1 and "no kernels for sm_61" in failed[0], failed  # what fails is the kernels, named
 
 
 def test_pip_installs_rocm_with_the_rocm_triton_from_pytorchs_index(
