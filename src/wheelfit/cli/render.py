@@ -1,11 +1,19 @@
-"""Rich renderings for people. Machines get ``--json``."""
+"""Renderings for people (machines get ``--json``), readable at 80 columns and in a log.
+
+Text is wrapped at spaces only, with a hanging indent: a command, a ``VAR=value`` or a URL is never split, and a
+word longer than the line stays whole on its own line. Data is never read as rich markup and never highlighted
+(rich's highlighter colours the digits of ``2.14.1`` one fragment at a time). Tables are plain columns, on a
+terminal and piped alike, as the README shows them.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from ..kb import device_note
 from ..report import Accelerator, HardwareReport
@@ -42,8 +50,85 @@ def _driver(a: Accelerator) -> str:
     return ""
 
 
+#: Columns between table cells.
+_GAP = 2
+
+
+def _console(console: Console | None) -> Console:
+    return console or Console(highlight=False)
+
+
+def _wrap(text: Text, width: int) -> list[Text]:
+    """``text`` broken at spaces into lines of at most ``width`` cells; a longer word is a line of its own, whole
+    (rich's wrapping folds or crops it)."""
+    out: list[Text] = []
+    for line in text.split("\n", allow_blank=True):
+        offsets: list[int] = []
+        start = 0
+        for word in re.finditer(r"\S+", line.plain):
+            if word.end() - start > width and word.start() > start:
+                offsets.append(word.start())
+                start = word.start()
+        for piece in line.divide(offsets):
+            piece.rstrip()
+            out.append(piece)
+    return out
+
+
+def _say(con: Console, head: str, body: str | Text = "", style: str = "") -> None:
+    """``head`` (markup: a label or a bullet) then ``body`` (data, never markup), wrapped at spaces to the console
+    width; the lines after the first are indented under the body's start."""
+    lead = Text.from_markup(head)
+    text = body if isinstance(body, Text) else Text(body, style=style)
+    indent = lead.cell_len
+    lines = _wrap(text, max(con.width - indent, 20)) if text.plain else [Text()]
+    for i, line in enumerate(lines):
+        con.print(Text.assemble(lead if i == 0 else " " * indent, line), soft_wrap=True, highlight=False)
+
+
+def _table(
+    con: Console,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str | Text]],
+    *,
+    title: str | None = None,
+    wrap: Sequence[int] = (),
+) -> None:
+    """Plain columns: the ``wrap`` columns are narrowed (never below their longest word) until the table fits the
+    console, their cells wrapped at spaces; the others keep their width. Nothing fits: the line overflows."""
+    cells = [[c if isinstance(c, Text) else Text(c) for c in row] for row in rows]
+    heads = [Text(h, style="bold") for h in headers]
+    n = len(headers)
+    widths = [max([heads[i].cell_len, *(row[i].cell_len for row in cells)]) for i in range(n)]
+    floors = [
+        max([1, *(len(w) for row in [*cells, heads] for w in row[i].plain.split())]) if i in wrap else widths[i]
+        for i in range(n)
+    ]
+    while sum(widths) + _GAP * (n - 1) > con.width:
+        shrinkable = [i for i in range(n) if widths[i] > floors[i]]
+        if not shrinkable:
+            break  # a word longer than the room left: the line overflows rather than split it
+        # the last column holds the sentences: it gives up room at half the rate of the short ones
+        widest = max(shrinkable, key=lambda i: widths[i] / (2 if i == n - 1 else 1))
+        widths[widest] -= 1
+    if title:
+        con.print(Text(title, style="bold"), soft_wrap=True, highlight=False)
+    for row in [heads, *cells]:
+        wrapped = [_wrap(row[i], widths[i]) for i in range(n)]
+        for k in range(max(len(w) for w in wrapped)):
+            parts: list[Text] = []
+            for i in range(n):
+                piece = wrapped[i][k].copy() if k < len(wrapped[i]) else Text()
+                if i < n - 1:
+                    piece.pad_right(widths[i] - piece.cell_len + _GAP)
+                parts.append(piece)
+            line = Text.assemble(*parts)
+            line.rstrip()
+            con.print(line, soft_wrap=True, highlight=False)
+
+
 def render_report(report: HardwareReport, console: Console | None = None) -> None:
-    con = console or Console()
+    con = _console(console)
     p, c = report.platform, report.cpu
     bits = [f"{p.system} {p.machine or '?'}", f"Python {p.python}"]
     bits += [b for b in (p.libc, p.release and f"kernel/OS {p.release}") if b]
@@ -53,7 +138,7 @@ def render_report(report: HardwareReport, console: Console | None = None) -> Non
         bits.append("container")
     if report.sysroot:
         bits.append(f"sysroot {report.sysroot}")
-    con.print("[bold]Machine[/]  " + " · ".join(bits))
+    _say(con, "[bold]Machine[/]  ", " · ".join(bits))
     cpu_bits = [c.model or c.vendor or "unknown CPU"]
     if c.microarchitecture:
         cpu_bits.append(c.microarchitecture)
@@ -62,65 +147,72 @@ def render_report(report: HardwareReport, console: Console | None = None) -> Non
     notable = [f for f in _NOTABLE_FEATURES if f in c.features]
     if notable:
         cpu_bits.append(", ".join(notable))
-    con.print("[bold]CPU[/]      " + " · ".join(cpu_bits))
+    _say(con, "[bold]CPU[/]      ", " · ".join(cpu_bits))
 
     if report.accelerators:
-        table = Table(title=None, show_lines=False, header_style="bold")
-        for col in ("#", "Device", "Architecture", "Driver", "What it means for PyTorch"):
-            table.add_column(col, overflow="fold")
+        rows: list[list[str | Text]] = []
         for i, a in enumerate(report.accelerators):
-            name = a.name + ("" if a.extra.get("visible", True) else " [dim](hidden by CUDA_VISIBLE_DEVICES)[/]")
-            table.add_row(str(i), name, a.arch or "?", _driver(a), device_note(a))
-        con.print(table)
+            name = Text(a.name)
+            if not a.extra.get("visible", True):
+                name.append(" (hidden by CUDA_VISIBLE_DEVICES)", style="dim")
+            rows.append([str(i), name, a.arch or "?", _driver(a), device_note(a)])
+        headers = ("#", "Device", "Architecture", "Driver", "What it means for PyTorch")
+        _table(con, headers, rows, wrap=(1, 3, 4))
     else:
-        con.print("[bold]GPUs[/]     none usable here: PyTorch's CPU build is the one that fits")
+        _say(con, "[bold]GPUs[/]     ", "none usable here: PyTorch's CPU build is the one that fits")
 
     failed = report.failed_probes()
     problems = [f for f in failed if f.hint]
     for f in problems:
-        con.print(f"[yellow]![/] {f.provider}: {f.error}\n  [bold]→[/] {f.hint}")
+        _say(con, "[yellow]![/] ", f"{f.provider}: {f.error}")
+        _say(con, "  [bold]→[/] ", f.hint or "")
     quiet = len(failed) - len(problems)
     if quiet:
-        con.print(f"[dim]{quiet} probe(s) found nothing or failed; `wheelfit detect --json` lists every probe.[/]")
+        _say(con, "", f"{quiet} probe(s) found nothing or failed; `wheelfit detect --json` lists every probe.", "dim")
+
+
+def _build(plan: Plan) -> str:
+    """``2.14.1+cu126``; a variant label or a macOS wheel (which carries no label) is not joined with ``+``."""
+    if plan.mode == "variant":
+        return f"{plan.torch_version} (variant {plan.variant})"
+    if plan.platform.startswith("macos"):
+        return plan.torch_version
+    return f"{plan.torch_version}+{plan.variant}"
 
 
 def render_plan(plan: Plan, console: Console | None = None) -> None:
-    con = console or Console()
-    if plan.mode == "variant":  # a variant label is not a local version: it never joins the version with "+"
-        con.print(f"[bold green]torch {plan.torch_version}, variant {plan.variant}[/]  from {plan.index_url}")
+    con = _console(console)
+    # a variant label is not a local version: it never joins the version with "+"
+    title = f"torch {plan.torch_version}, variant {plan.variant}" if plan.mode == "variant" else f"torch {_build(plan)}"
+    _say(con, f"[bold green]{title}[/]  from ", plan.index_url)
+    if plan.mode == "variant":
         for p in plan.packages:
-            con.print(f"  {p.filename or p.requirement}")
+            _say(con, "  ", p.filename or p.requirement)
         for dep in plan.dependencies:
-            con.print(f"  [dim]requires[/] {dep}")
+            _say(con, "  [dim]requires[/] ", dep)
     else:
-        con.print(f"[bold green]torch {plan.torch_version}+{plan.variant}[/]  from {plan.index_url}")
         for p in plan.packages:
-            con.print(f"  {p.requirement}")
+            _say(con, "  ", p.requirement)
     if plan.reasons:
-        con.print("[bold]Why[/]")
+        con.print(Text("Why", style="bold"), highlight=False)
         for reason in plan.reasons:
-            con.print(f"  - {reason}")
+            _say(con, "  - ", reason)
     for w in plan.warnings:
-        con.print(f"[yellow]![/] {w}")
+        _say(con, "[yellow]![/] ", w)
     if plan.env:
-        con.print("[bold]Run with[/]  " + " ".join(f"{k}={v}" for k, v in plan.env.items()))
+        _say(con, "[bold]Run with[/]  ", " ".join(f"{k}={v}" for k, v in plan.env.items()))
     doubts = plan.uncertain
     if doubts:
-        con.print("[bold]Uncertain[/]  this plan rests on facts below primary or measured:")
+        _say(con, "[bold]Uncertain[/]  ", "this plan rests on facts below primary or measured:")
         for fact in doubts:
-            con.print(f"  - {fact.what} ({fact.confidence}): {fact.source}", highlight=False)
+            _say(con, "  - ", f"{fact.what} ({fact.confidence}): {fact.source}")
     if plan.rejected:
-        table = Table(title="Not chosen", header_style="bold", title_justify="left")
-        table.add_column("torch")
-        table.add_column("build")
-        table.add_column("why not", overflow="fold")
-        for r in plan.rejected:
-            table.add_row(r.version, r.variant, r.reason)
-        con.print(table)
+        rows = [[r.version, r.variant, r.reason] for r in plan.rejected]
+        _table(con, ("torch", "build", "why not"), rows, title="Not chosen", wrap=(2,))
 
 
 def render_install(outcome: InstallOutcome, console: Console | None = None, *, verbose: bool = False) -> None:
-    con = console or Console()
+    con = _console(console)
     result, env = outcome.result, outcome.env
     if verbose and result.output:
         con.print(result.output, markup=False, highlight=False, style="dim")
@@ -129,34 +221,34 @@ def render_install(outcome: InstallOutcome, console: Console | None = None, *, v
         _render_other_only(outcome, con)
         return
     for note in (*plan.warnings, *result.notes):
-        con.print(f"[yellow]![/] {note}")
+        _say(con, "[yellow]![/] ", note)
     changed = bool(result.installs or result.removes)
     head = "Would install" if result.dry_run else "Installed" if changed else "Already installed:"
-    build = (
-        f"{plan.torch_version} (variant {plan.variant})"
-        if plan.mode == "variant"
-        else f"{plan.torch_version}+{plan.variant}"
-    )
     into = "into" if changed or result.dry_run else "in"
-    con.print(f"[bold green]{head} torch {build}[/] {into} {env.prefix} ({result.backend})")
-    con.print(f"[bold]From {plan.index_url}[/] (torch-family, checked by sha256)")
+    _say(con, f"[bold green]{head} torch {_build(plan)}[/] ", f"{into} {env.prefix} ({result.backend})")
+    _say(con, f"[bold]From {plan.index_url}[/] ", "(torch-family, checked by sha256)")
     for w in result.wheels:
-        why = f"  [dim](needed by {w.needed_by})[/]" if w.needed_by else ""
-        con.print(f"  {w.name} {w.version}  {w.file.url}{why}")
+        line = Text(f"{w.name} {w.version}  {w.file.url}")
+        if w.needed_by:
+            line.append(f"  (needed by {w.needed_by})", style="dim")
+        _say(con, "  ", line)
+        sha256 = w.file.hashes.get("sha256")
+        if result.dry_run and sha256:
+            _say(con, "    ", f"sha256 {sha256}")
     family = {w.name for w in result.wheels}
     rest = [i for i in result.installs if i.split("==")[0].split(" @ ")[0].strip() not in family]
     if rest:
-        con.print(f"[bold]From {result.index_url}[/]")
+        _say(con, "[bold]From[/] ", result.index_url)
         for item in rest:
-            con.print(f"  {item}")
+            _say(con, "  ", item)
     if result.removes:
-        con.print("[bold]Replacing[/]  " + ", ".join(result.removes))
+        _say(con, "[bold]Replacing[/]  ", ", ".join(result.removes))
     if plan.reasons:
-        con.print("[bold]Why[/]  " + plan.reasons[0])
+        _say(con, "[bold]Why[/]  ", plan.reasons[0])
     if result.dry_run:
-        con.print("[dim]--dry-run: nothing was changed.[/]")
+        _say(con, "", "--dry-run: nothing was changed.", "dim")
     elif not changed:
-        con.print(f"[dim]{result.backend} found nothing to change.[/]")
+        _say(con, "", f"{result.backend} found nothing to change.", "dim")
     if outcome.verification is not None:
         render_verify(outcome.verification, env.executable, con)
 
@@ -165,12 +257,11 @@ def _render_other_only(outcome: InstallOutcome, con: Console) -> None:
     """An install that asked for no torch-family package: what the backend did, and the guard that stayed on."""
     result = outcome.result
     for note in result.notes:
-        con.print(f"[yellow]![/] {note}")
+        _say(con, "[yellow]![/] ", note)
     head = "Would install" if result.dry_run else "Installed" if result.installs or result.removes else "Nothing to do:"
-    con.print(f"[bold green]{head}[/] into {outcome.env.prefix} ({result.backend}), from {result.index_url}")
+    _say(con, f"[bold green]{head}[/] ", f"into {outcome.env.prefix} ({result.backend}), from {result.index_url}")
     for item in result.installs:
-        con.print(f"  {item}")
+        _say(con, "  ", item)
     if result.removes:
-        con.print("[bold]Replacing[/]  " + ", ".join(result.removes))
-    con.print("[dim]No torch-family package was asked for: none was taken from the default index.[/]")
-
+        _say(con, "[bold]Replacing[/]  ", ", ".join(result.removes))
+    _say(con, "", "No torch-family package was asked for: none was taken from the default index.", "dim")

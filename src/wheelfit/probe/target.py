@@ -155,6 +155,7 @@ def _known_cc(cc: str, value: str) -> str:
 
     if not _is_cc(cc):
         raise TargetError(f"--target cuda={value}: compute capabilities look like 8.6 (joined by +)")
+
     def key(c: str) -> tuple[int, int]:
         major, _, minor = c.partition(".")
         return int(major), int(minor)
