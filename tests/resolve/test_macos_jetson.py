@@ -19,9 +19,9 @@ from ..conftest import ROOT, hermetic_env
 MACHINES = ROOT / "tests" / "machines"
 
 
-def plan(*args: str) -> dict[str, Any]:
+def plan(*args: str, offline: bool = True) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", *args, "--offline", "--json"],
+        [sys.executable, "-m", "wheelfit", "plan", *args, *(["--offline"] if offline else []), "--json"],
         capture_output=True,
         text=True,
         env=hermetic_env(),
@@ -32,8 +32,8 @@ def plan(*args: str) -> dict[str, Any]:
     return result
 
 
-def on(machine: str, *reqs: str) -> dict[str, Any]:
-    return plan(*(reqs or ("torch",)), "--sysroot", str(MACHINES / machine / "root"))
+def on(machine: str, *reqs: str, offline: bool = True) -> dict[str, Any]:
+    return plan(*(reqs or ("torch",)), "--sysroot", str(MACHINES / machine / "root"), offline=offline)
 
 
 def text(p: dict[str, Any]) -> str:
@@ -110,3 +110,27 @@ def test_a_jetson_is_told_pytorch_has_no_builds_for_its_gpu_and_where_nvidias_ar
 def test_an_arm_linux_box_without_tegra_is_not_a_jetson() -> None:
     p = on("cpu-graviton3")
     assert not any("Jetson" in w for w in p["warnings"]) and "no GPU usable" in p["reasons"][0]
+
+
+def test_with_the_index_read_the_macs_get_the_same_answers(tmp_path: Path) -> None:
+    """A local copy of the CPU index page (file names as PyPI and download.pytorch.org list them): the Intel Mac
+    takes 2.2.2's macosx_10_9_x86_64 wheel, and the Monterey Mac is told the macOS the newer wheels need."""
+    page = tmp_path / "whl" / "cpu" / "torch"
+    page.mkdir(parents=True)
+    py = f"cp{sys.version_info.major}{sys.version_info.minor}"  # the fixtures report this interpreter's Python
+    for name in (
+        f"torch-2.2.2-{py}-none-macosx_10_9_x86_64.whl",
+        f"torch-2.2.2-{py}-none-macosx_11_0_arm64.whl",
+        f"torch-2.11.0-{py}-none-macosx_11_0_arm64.whl",
+        f"torch-2.15.0-{py}-{py}-macosx_14_0_arm64.whl",
+        f"torch-2.15.0+cpu-{py}-{py}-manylinux_2_28_x86_64.whl",
+    ):
+        (page / name).write_bytes(b"not a real wheel: the plan reads names only")
+    index = (tmp_path / "whl").as_uri()
+    intel = on("apple-intel-mojave-skylake", "torch", "--pytorch-index", index, offline=False)
+    assert intel["torch_version"] == "2.2.2"
+    assert intel["packages"][0]["filename"] == f"torch-2.2.2-{py}-none-macosx_10_9_x86_64.whl"
+    m1 = on("apple-m1-monterey", "torch", "--pytorch-index", index, offline=False)
+    assert m1["torch_version"] == "2.11.0"
+    (newest,) = [r for r in m1["rejected"] if r["version"] == "2.15.0"]
+    assert newest["reason"].endswith("its wheels need macOS >= 14.0, this Mac has 12.6")

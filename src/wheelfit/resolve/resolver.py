@@ -541,6 +541,7 @@ def _mps_search(pool: _Pool, group: GpuGroup, warnings: list[str], rejected: lis
                     f"torch {newest} needs a newer macOS; torch {version} is the newest "
                     f"release with MPS on macOS {machine.macos}",
                 )
+            _name_macos_floors(pool, rejected)
             return found
     warnings.append(
         f"no PyTorch release matching {request.torch} has MPS on macOS {machine.macos} "
@@ -553,7 +554,21 @@ def _mps_search(pool: _Pool, group: GpuGroup, warnings: list[str], rejected: lis
             f"torch {cpu.candidate.version} is the newest that does"
         ]
     rejected[:] = [r for r in rejected if Version(r.version) > cpu.candidate.version]
+    _name_macos_floors(pool, rejected)
     return cpu
+
+
+def _name_macos_floors(pool: _Pool, rejected: list[Rejection]) -> None:
+    """A release the index has no wheel of for this Mac's tags says the macOS its wheels need, when the knowledge
+    base knows that floor is above this Mac's (2.12+: macosx_14_0)."""
+    mac = pool.machine.macos
+    if mac is None:
+        return
+    floors = {str(v): c.runtime.min_macos for v, cands in pool.versions for c in cands if c.kind == "cpu"}
+    for i, r in enumerate(rejected):
+        need = floors.get(r.version)
+        if r.judge == Judge.FILES.value and need is not None and mac < need:
+            rejected[i] = replace(r, reason=f"{r.reason}: its wheels need macOS >= {need}, this Mac has {mac}")
 
 
 # -- helpers -----------------------------------------------------------------------------------------------------
