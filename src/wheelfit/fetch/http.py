@@ -257,7 +257,7 @@ def describe(exc: BaseException, client: httpx.Client | None = None) -> str:
         connecting = isinstance(exc, httpx.ConnectTimeout)
         limit = client.timeout.connect if connecting else client.timeout.read
         if limit is not None:
-            return f"{'no connection' if connecting else 'no answer'} within {limit:g} s (--timeout sets the limit)"
+            return f"timed out: {'no connection' if connecting else 'no answer'} within {limit:g} s (--timeout sets it)"
     text = str(exc).strip() or exc.__class__.__name__
     return text.splitlines()[0]
 
