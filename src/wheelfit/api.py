@@ -532,8 +532,15 @@ def install_requirements(
     force: bool = False,
     allow_hsa_override: bool = False,
     find_links: Sequence[str] = (),
+    requirement_files: Sequence[str] = (),
+    constraint_files: Sequence[str] = (),
+    no_index: bool = False,
 ) -> InstallOutcome:
     """``wheelfit install``: plan for the machine (or ``target``), install into the environment, verify.
+
+    ``requirements`` and the files of ``requirement_files`` (``-r``) and ``constraint_files`` (``-c``) are read as
+    pip reads them (nested files, markers, and their ``--index-url``, ``--extra-index-url``, ``--find-links``,
+    ``--pre`` and ``--no-index`` lines, which add to the arguments; an ``index_url`` given here wins).
 
     The environment is ``python`` or the one uv would find (:func:`target_python`; ``system`` allows the
     Python on ``PATH``). It is described and the machine detected at the same time; its Python is the plan's.
@@ -541,16 +548,32 @@ def install_requirements(
     when it also has kernels for the machine. Requirements that name no torch-family package are installed
     alone. ``constraints`` are requirement strings (``-c``): on torch-family names they narrow the plan.
     ``wrap_backend`` wraps the installer backend (the command line imports its renderer while the backend runs).
+    ``torch_backend``, ``force`` and ``allow_hsa_override`` choose the build as for :func:`plan`.
     ``find_links`` (else ``UV_FIND_LINKS``, ``PIP_FIND_LINKS``) are wheelhouses: for everything that is not
     torch-family, and for a torch-family file only when it has exactly the name of the one the plan chose.
-    ``torch_backend``, ``force`` and ``allow_hsa_override`` choose the build as for :func:`plan`.
     """
     if installer not in ("uv", "pip"):  # before anything runs; backend() says the same to its own callers
         raise UsageError(f"--installer {installer}: use uv or pip")
     from .install.target_env import start_inspect
 
     # First: the child process that describes the environment (~0.15 s) runs while everything else is imported.
-    pending = start_inspect(target_python(python, environ, cwd=cwd, system=system), environ)
+    here_dir = cwd or Path.cwd()
+    pending = start_inspect(target_python(python, environ, cwd=here_dir, system=system), environ)
+    from .requirements import read_file, read_requirements
+
+    asked = read_requirements(
+        [*requirements] or ([] if requirement_files else ["torch"]), requirement_files, constraint_files,
+        reader=read_file, cwd=str(here_dir), environ=environ, index_url=index_url, extra_index_urls=extra_index_urls,
+        find_links=find_links, pre=pre, no_index=no_index,
+    )  # fmt: skip
+    hashed = next((r for r in asked.requirements if r.hashes), None)
+    if hashed is not None:
+        raise UsageError(
+            f"{hashed.origin}: --hash is not supported by wheelfit install yet (torch-family files are checked "
+            "against their index's sha256); remove the --hash options"
+        )
+    index_url, extra_index_urls, find_links = asked.index_url, asked.extra_index_urls, asked.find_links
+    pre, no_index = asked.pre, asked.no_index
     from .index.config import resolve_index_config
     from .install.run import InstallOptions
     from .install.wanted import sort_wanted
@@ -565,7 +588,11 @@ def install_requirements(
         python=lambda: _full_python(pending.result()),
     )  # fmt: skip
     env = pending.result()
-    wanted = sort_wanted(requirements or ["torch"], constraints, env.markers)
+    asked = asked.for_environment(env.markers)
+    wanted = sort_wanted(
+        [r.spec for r in asked.requirements], [*constraints, *(c.spec for c in asked.constraints)], env.markers,
+        here_dir,
+    )  # fmt: skip
     notes = list(wanted.skipped)
     if extra_index_urls:
         notes.append(
@@ -588,7 +615,7 @@ def install_requirements(
     options = InstallOptions(
         config.default_index, environ, wanted.other, tuple(extra_index_urls), wanted.constraints, wanted.extras,
         dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
-        find_links=links,
+        find_links=links, no_index=no_index,
     )  # fmt: skip
     from .install.source import LocalWheels
 
@@ -633,10 +660,11 @@ def _plan_install(
 
     from .install.direct import DirectFile, DirectSource, direct_file
 
-    def plan_for(torch: str, exact: bool = False) -> Plan:
+    def plan_for(torch: str, exact: bool = False, forced: bool = False) -> Plan:
         return plan(
             [torch, *companions], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
-            variant_index=variant_index, allow_cpu=allow_cpu, pre=pre or exact, **(choice or {}),
+            variant_index=variant_index, allow_cpu=allow_cpu, pre=pre or exact,
+            **{**(choice or {}), **({"force": True} if forced else {})},
         )  # fmt: skip
 
     notes: list[str] = []
@@ -651,7 +679,10 @@ def _plan_install(
             chosen = plan_for(f"torch=={torch_file.version}", exact=True)
         except WheelfitError as exc:
             notes.append(f"{torch_file.link.filename} is installed as given, but: {exc}")
-            chosen = plan_for(f"torch=={torch_file.version.public}", exact=True)
+            try:  # a build the index knows: its companions and Triton from its own index
+                chosen = plan_for(f"torch=={torch_file.version}", exact=True, forced=True)
+            except WheelfitError:  # a build of its own (a local label no index has): the release's best
+                chosen = plan_for(f"torch=={torch_file.version.public}", exact=True, forced=True)
         chosen = _with_pin(chosen, "torch", str(torch_file.version))
     elif have is not None and not upgrade:
         try:
@@ -664,10 +695,10 @@ def _plan_install(
             except WheelfitError as exc:
                 notes.append(f"the installed torch {have} is replaced: {exc}")
             else:
-                pin = next(p.version for p in chosen.packages if p.name == "torch")
+                pin = next(p.requirement for p in chosen.packages if p.name == "torch").partition("==")[2]
                 notes.append(
                     f"torch {have} is installed and has kernels for this machine: kept (-U upgrades it)"
-                    if pin == have
+                    if Version(pin) == Version(have)
                     else f"torch {have} is installed; its build for this machine is {pin}, which replaces it"
                 )
     if chosen is None:

@@ -27,7 +27,6 @@ from .app import (
 )
 
 if TYPE_CHECKING:
-
     from ..install.backend import BackendRequest, BackendResult, Installer
 
 __all__ = ["PythonOpt", "install"]
@@ -108,6 +107,22 @@ def install(
     system: Annotated[
         bool, typer.Option("--system", help="With no virtual environment, install into the Python on PATH.")
     ] = False,
+    requirement: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--requirement", "-r", help="Install what a requirements file lists (pip's format).", metavar="FILE"
+        ),
+    ] = None,
+    constraint: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--constraint", "-c", help="Constrain versions with a constraints file (pip's format).", metavar="FILE"
+        ),
+    ] = None,
+    no_index: Annotated[
+        bool,
+        typer.Option("--no-index", help="Use no default index: only --find-links (torch-family: the plan's index)."),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print what the installer printed.")] = False,
 ) -> None:
@@ -147,6 +162,9 @@ def install(
             reinstall=reinstall,
             no_deps=no_deps,
             system=system,
+            requirement_files=requirement or (),
+            constraint_files=constraint or (),
+            no_index=no_index,
         )
     if as_json:
         print_json(outcome.to_dict())
