@@ -281,6 +281,11 @@ def test_requirement_and_constraint_files_as_pip_reads_them(
     assert (have["torch"], have["torchvision"], have["smallnum"]) == ("2.14.1+cu130", "0.29.1+cu130", "1.0")
     assert "needstriton" not in have
     assert json.loads(done.stdout)["default_index"] == index.default
+    # A file that names no torch-family package installs just that (no torch is added for it).
+    plain = make_venv(tmp_path / "plain")
+    only = _run(["install", "-r", "reqs/base.txt", "--python", str(plain), "--installer", installer], env, cwd=tmp_path)
+    assert only.returncode == 0, only.stderr
+    assert "smallnum" in installed(plain, env) and "torch" not in installed(plain, env)
     # A constraint is never installed itself, and a bad line is one usage error naming file and line.
     (tmp_path / "bad.txt").write_text("torch\n--editable ./here\n")
     bad = _run(["install", "-r", "bad.txt", "--python", str(python), "--target", RTX_3090], env, cwd=tmp_path)

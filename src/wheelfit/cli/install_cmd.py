@@ -136,7 +136,7 @@ def install(
         api.network(os.environ, offline=offline, progress=downloads.update, timeout=http_timeout) as net,
     ):
         outcome = api.install_requirements(
-            requirements or ["torch"],
+            requirements or (),
             environ=os.environ,
             network=net,
             python=python,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["BackendRequest", "BackendResult", "Installer", "constraints_text"]
+__all__ = ["BackendRequest", "BackendResult", "Installer", "constraints_text", "source_args"]
 
 
 @dataclass(frozen=True)
@@ -76,3 +76,18 @@ def constraints_text(blocked: Sequence[str], kept: Mapping[str, str] | None = No
     lines += [f"{name}<0" for name in sorted(blocked)]
     lines += [f"{name}=={version}" for name, version in sorted((kept or {}).items())]
     return "\n".join(lines) + "\n"
+
+
+def source_args(request: BackendRequest, *, constraints: str) -> list[str]:
+    """Where the backend may look, as uv and pip both spell it (``constraints`` is the one flag they spell
+    differently: uv ``--constraints``, pip ``--constraint``)."""
+    argv: list[str] = []
+    for url in request.extra_index_urls:
+        argv += ["--extra-index-url", url]
+    for link in request.find_links:
+        argv += ["--find-links", link]
+    if request.no_index:
+        argv.append("--no-index")
+    if request.constraints is not None:
+        argv += [constraints, str(request.constraints)]
+    return argv

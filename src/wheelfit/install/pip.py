@@ -8,7 +8,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from .backend import BackendRequest, BackendResult
+from .backend import BackendRequest, BackendResult, source_args
 from .errors import BackendError
 
 __all__ = ["PipInstaller"]
@@ -32,14 +32,7 @@ class PipInstaller:
         else:
             argv = [sys.executable, "-m", "pip", "--python", request.python]
         argv += ["install", "--disable-pip-version-check", "--no-input", "--index-url", request.index_url]
-        for url in request.extra_index_urls:
-            argv += ["--extra-index-url", url]
-        for link in request.find_links:
-            argv += ["--find-links", link]
-        if request.no_index:
-            argv.append("--no-index")
-        if request.constraints is not None:
-            argv += ["--constraint", str(request.constraints)]
+        argv += source_args(request, constraints="--constraint")
         argv += [flag for flag, on in _FLAGS if getattr(request, on)]
         if request.dry_run:
             argv.append("--dry-run")

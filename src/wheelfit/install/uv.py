@@ -6,7 +6,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from .backend import BackendRequest, BackendResult
+from .backend import BackendRequest, BackendResult, source_args
 from .errors import BackendError
 
 __all__ = ["UvInstaller", "find_uv"]
@@ -36,14 +36,7 @@ class UvInstaller:
     def install(self, request: BackendRequest) -> BackendResult:
         argv = [self.uv or find_uv(), "pip", "install", "--python", request.python, "--index-url", request.index_url]
         argv += ["--index-strategy", "first-index", "--no-progress"]
-        for url in request.extra_index_urls:
-            argv += ["--extra-index-url", url]
-        for link in request.find_links:
-            argv += ["--find-links", link]
-        if request.no_index:
-            argv.append("--no-index")
-        if request.constraints is not None:
-            argv += ["--constraints", str(request.constraints)]
+        argv += source_args(request, constraints="--constraints")
         argv += [flag for flag, on in _FLAGS if getattr(request, on)]
         if request.dry_run:
             argv.append("--dry-run")
