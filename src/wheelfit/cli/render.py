@@ -52,6 +52,8 @@ def _driver(a: Accelerator) -> str:
 
 #: Columns between table cells.
 _GAP = 2
+#: The widest head (``Machine  ``, ``  - ``) whose text continues under itself; a longer one indents by 4.
+_HANG = 12
 
 
 def _console(console: Console | None) -> Console:
@@ -77,10 +79,15 @@ def _wrap(text: Text, width: int) -> list[Text]:
 
 def _say(con: Console, head: str, body: str | Text = "", style: str = "") -> None:
     """``head`` (markup: a label or a bullet) then ``body`` (data, never markup), wrapped at spaces to the console
-    width; the lines after the first are indented under the body's start."""
+    width; the lines after the first are indented under the body's start (by 4 after a head wider than a label),
+    and a first word too long to follow the head starts the next line."""
     lead = Text.from_markup(head)
     text = body if isinstance(body, Text) else Text(body, style=style)
-    indent = lead.cell_len
+    indent = lead.cell_len if lead.cell_len <= _HANG else 4
+    first = text.plain.split(maxsplit=1)[0] if text.plain.strip() else ""
+    if lead.cell_len > indent and len(first) > con.width - lead.cell_len:
+        con.print(lead, soft_wrap=True, highlight=False)
+        lead = Text(" " * indent)
     lines = _wrap(text, max(con.width - indent, 20)) if text.plain else [Text()]
     for i, line in enumerate(lines):
         con.print(Text.assemble(lead if i == 0 else " " * indent, line), soft_wrap=True, highlight=False)
@@ -225,7 +232,7 @@ def render_install(outcome: InstallOutcome, console: Console | None = None, *, v
     changed = bool(result.installs or result.removes)
     head = "Would install" if result.dry_run else "Installed" if changed else "Already installed:"
     into = "into" if changed or result.dry_run else "in"
-    _say(con, f"[bold green]{head} torch {_build(plan)}[/] ", f"{into} {env.prefix} ({result.backend})")
+    _say(con, f"[bold green]{head} torch {_build(plan)}[/] {into} ", f"{env.prefix} ({result.backend})")
     _say(con, f"[bold]From {plan.index_url}[/] ", "(torch-family, checked by sha256)")
     for w in result.wheels:
         line = Text(f"{w.name} {w.version}  {w.file.url}")
