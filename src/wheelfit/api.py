@@ -254,13 +254,15 @@ def plan(
     torch_backend: str | None = None,
     force: bool = False,
     allow_hsa_override: bool = False,
+    extra_index_urls: Sequence[str] = (),
 ) -> Plan:
     """The build for ``target``: the candidates the PyTorch index has (``network=None``: the knowledge base's
     alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch.
 
     The user may choose the build, as uv's ``--torch-backend`` does: ``torch_backend`` (``auto``, ``cpu``,
     ``cu128``, ``rocm7.1``, ``xpu``; else ``UV_TORCH_BACKEND`` in ``environ``), a local label
-    (``torch==2.9.0+cu128``), or an ``index_url``/``pytorch_index`` ending in a variant (``.../whl/cu128``). That
+    (``torch==2.9.0+cu128``), or an ``index_url``/``pytorch_index``/one of ``extra_index_urls`` ending in a variant
+    (``.../whl/cu128``). That
     build is judged, never swapped: one without kernels here is refused unless ``force`` (``--force-build``).
     ``allow_hsa_override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION."""
     from .index.candidates import gather_candidates, triton_from_metadata
@@ -268,7 +270,9 @@ def plan(
     from .kb.matrix import load_knowledge
     from .resolve import Machine, Request, resolve
 
-    config = resolve_index_config(environ, pytorch_index=pytorch_index, index_url=index_url)
+    config = resolve_index_config(
+        environ, pytorch_index=pytorch_index, index_url=index_url, extra_index_urls=tuple(extra_index_urls)
+    )
     base = config.pytorch_base
     backend, backend_from = _torch_backend(torch_backend, config.torch_backend, config.torch_backend_from, environ)
     request = Request.parse(
@@ -578,7 +582,10 @@ def install_requirements(
     from .install.run import InstallOptions
     from .install.wanted import sort_wanted
 
-    config = resolve_index_config(environ, pytorch_index=pytorch_index, index_url=index_url, offline=network.offline)
+    config = resolve_index_config(
+        environ, pytorch_index=pytorch_index, index_url=index_url, offline=network.offline,
+        extra_index_urls=tuple(extra_index_urls),
+    )  # fmt: skip
     from .index.local import resolve_find_links
 
     links = resolve_find_links(environ, find_links)
@@ -594,7 +601,7 @@ def install_requirements(
         here_dir,
     )  # fmt: skip
     notes = list(wanted.skipped)
-    if extra_index_urls:
+    if config.extra_index_urls:
         notes.append(
             "--extra-index-url is used only for packages that are not torch-family; torch-family packages come "
             "only from the plan's index"
@@ -606,14 +613,14 @@ def install_requirements(
             wanted, here, env, environ=environ, network=network, config=config, kb=kb, variant_index=variant_index,
             allow_cpu=allow_cpu, pre=pre, upgrade=upgrade,
             choice={"torch_backend": torch_backend, "force": force, "allow_hsa_override": allow_hsa_override,
-                    "index_url": index_url},
+                    "index_url": index_url, "extra_index_urls": tuple(extra_index_urls)},
         )  # fmt: skip
         notes += why
     runner = backend(installer, env)
     if wrap_backend is not None:
         runner = wrap_backend(runner)
     options = InstallOptions(
-        config.default_index, environ, wanted.other, tuple(extra_index_urls), wanted.constraints, wanted.extras,
+        config.default_index, environ, wanted.other, config.extra_index_urls, wanted.constraints, wanted.extras,
         dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
         find_links=links, no_index=no_index,
     )  # fmt: skip

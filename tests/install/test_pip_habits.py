@@ -301,3 +301,20 @@ def test_verbose_shows_the_installer_and_h_is_help(index: Index, env: dict[str, 
     assert plain.returncode == 0 and "Installed 1 package" not in plain.stdout
     helped = _run(["install", "-h"], env)
     assert helped.returncode == 0 and "--requirement" in helped.stdout and "--torch-backend" in helped.stdout
+
+
+def test_an_extra_index_url_that_is_a_pytorch_variant_index_chooses_that_build(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    """``pip install torch --extra-index-url https://download.pytorch.org/whl/cu126``, as older PyTorch docs say:
+    cu126 is the user's choice (an sm_86 would get cu130), and the rest still comes from the default index."""
+    python = make_venv(tmp_path / "venv")
+    done = _run(
+        ["install", "torch", "--python", str(python), "--target", RTX_3090, "--index-url", index.default,
+         "--extra-index-url", f"{index.pytorch}/cu126", "--no-verify"],
+        env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    have = installed(python, env)
+    assert (have["torch"], have["smallnum"]) == ("2.14.1+cu126", "1.0")
+    assert "--extra-index-url ends in /cu126" in _words(done.stdout)

@@ -46,6 +46,9 @@ class IndexConfig:
     torch_backend_from: str = ""
     #: What a plan should say about how the indexes were read from the options.
     notes: tuple[str, ...] = ()
+    #: ``--extra-index-url`` values for what is not torch-family (a PyTorch variant index among them is read as
+    #: the build's choice instead, as ``--index-url`` is).
+    extra_index_urls: tuple[str, ...] = ()
 
     def pytorch_variant_index(self, variant: str) -> str:
         return f"{self.pytorch_base}/{variant}"
@@ -57,6 +60,7 @@ def resolve_index_config(
     pytorch_index: str | None = None,
     index_url: str | None = None,
     offline: bool = False,
+    extra_index_urls: tuple[str, ...] = (),
 ) -> IndexConfig:
     pytorch, pytorch_from = pytorch_index, "--pytorch-index"
     if not pytorch and env.get("WHEELFIT_PYTORCH_INDEX"):
@@ -85,9 +89,24 @@ def resolve_index_config(
             f"{name} {defaults[0][1]} is a PyTorch variant index: torch-family packages come from it; "
             f"everything else from {default}" + (f" ({rest[0]})" if rest[0] != name else "")
         )
+    extras: list[str] = []
+    for url in extra_index_urls:  # pip install torch --extra-index-url https://download.pytorch.org/whl/cu118
+        label, stripped = _variant_of(_check(url, "--extra-index-url"))
+        if label is None:
+            extras.append(url)
+            continue
+        if backend is not None and backend != label:
+            raise IndexConfigError(
+                f"{backend_from}, --extra-index-url in /{label}: they ask for different builds; give one"
+            )
+        if backend is None:
+            backend, backend_from = label, f"--extra-index-url ends in /{label}"
+            if not pytorch_index:  # an option beats WHEELFIT_PYTORCH_INDEX
+                base = stripped
+        notes.append(f"--extra-index-url {url} is a PyTorch variant index: torch-family packages come from it")
     return IndexConfig(
         pytorch_base=base, default_index=default, offline=offline, torch_backend=backend,
-        torch_backend_from=backend_from, notes=tuple(notes),
+        torch_backend_from=backend_from, notes=tuple(notes), extra_index_urls=tuple(extras),
     )  # fmt: skip
 
 
