@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from wheelfit.errors import ProviderError
+from wheelfit.errors import UsageError
 from wheelfit.probe.registry import GROUP, LoadedProvider, discover, load
 from wheelfit.probe.runner import assemble, run_providers
 from wheelfit.report import Platform
@@ -115,7 +115,7 @@ def test_discovery_rules_on_a_made_up_path(tmp_path: Path) -> None:
     ]
     assert [e.name for e in discover(disabled=["npu"], path=[str(first), str(second)])] == ["tpu"]
     typo = r"--disable-provider tpuu: no detector plugin has that name \(installed: npu, tpu\)"
-    with pytest.raises(ProviderError, match=typo):
+    with pytest.raises(UsageError, match=typo):  # a typo on the command line: exit 2
         discover(disabled=["tpuu"], path=[str(first), str(second)])
     broken = load(found[0])  # the module does not exist: reported with the distribution's name
     assert broken.provider is None and "could not load provider 'npu' from acme-npu" in (broken.error or "")

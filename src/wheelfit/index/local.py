@@ -11,11 +11,11 @@ without it, tried); a flat wheelhouse or a tree of plain files is handed to them
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
-from urllib.request import url2pathname
 
 from ..errors import UsageError
 from .errors import IndexPageError, ProjectNotFoundError
@@ -47,7 +47,11 @@ def local_path(url: str) -> Path:
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
         raise UsageError(f"{url}: a file URL on another host ({parts.netloc}) cannot be read; mount it and give a path")
-    return Path(url2pathname(unquote(parts.path)))
+    if os.name == "nt":  # file:///C:/mirror -> C:\\mirror; urllib.request would import ssl (and 20 ms) for it
+        from nturl2path import url2pathname
+
+        return Path(url2pathname(parts.path))
+    return Path(unquote(parts.path))
 
 
 def local_index_url(value: str, source: str, error: type[UsageError] = UsageError) -> str | None:
