@@ -140,6 +140,8 @@ class Network:
     offline: bool = False
     progress: ProgressCallback | None = None
     connect: Callable[[], httpx.Client] | None = None
+    #: ``--timeout``: seconds to connect and per read, for the installer backend too (``None``: the defaults).
+    timeout: float | None = None
     _making: threading.Thread | None = field(default=None, init=False, repr=False)
 
     @property
@@ -212,7 +214,7 @@ def network(
 
     offline = offline or offline_requested(environ)
     cache = Cache(cache_dir or default_cache_dir(environ, sys.platform, Path.home()))
-    session = Network(None, cache, offline, progress, connect)
+    session = Network(None, cache, offline, progress, connect, timeout)
     try:
         with sigint_cancels(watch):
             yield session
@@ -620,7 +622,7 @@ def install_requirements(
     if wrap_backend is not None:
         runner = wrap_backend(runner)
     options = InstallOptions(
-        config.default_index, environ, wanted.other, config.extra_index_urls, wanted.constraints, wanted.extras,
+        config.default_index, _backend_environ(environ, network.timeout), wanted.other, config.extra_index_urls, wanted.constraints, wanted.extras,
         dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
         find_links=links, no_index=no_index,
     )  # fmt: skip
@@ -639,6 +641,13 @@ def install_requirements(
         checked = verify(chosen, probe_torch(env.executable, environ), here, kb=kb,
                          target_from=_target_from(target, sysroot))  # fmt: skip
     return InstallOutcome(result, env, checked)
+
+
+def _backend_environ(environ: Mapping[str, str], timeout: float | None) -> Mapping[str, str]:
+    """``environ`` for uv or pip, with ``--timeout`` in the variables each reads (uv: whole seconds)."""
+    if timeout is None:
+        return environ
+    return {**environ, "UV_HTTP_TIMEOUT": str(max(1, round(timeout))), "PIP_DEFAULT_TIMEOUT": str(timeout)}
 
 
 def _plan_install(

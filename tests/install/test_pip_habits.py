@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 import sys
 from collections.abc import Iterator
 from functools import partial
@@ -318,3 +319,18 @@ def test_an_extra_index_url_that_is_a_pytorch_variant_index_chooses_that_build(
     have = installed(python, env)
     assert (have["torch"], have["smallnum"]) == ("2.14.1+cu126", "1.0")
     assert "--extra-index-url ends in /cu126" in _words(done.stdout)
+
+
+def test_timeout_reaches_the_installer_too(index: Index, env: dict[str, str], tmp_path: Path) -> None:
+    """uv waits 30 s per try for a default index that never answers; with --timeout 1 it is told 1 s too."""
+    from tests.support.hung import hung_server
+
+    python = make_venv(tmp_path / "venv")
+    with hung_server() as hung:
+        started = time.monotonic()
+        done = _run(["install", "smallnum", "--python", str(python), "--index-url", f"{hung.url}/simple",
+                     "--timeout", "1"], env)  # fmt: skip
+        took = time.monotonic() - started
+    assert done.returncode == 1, done.stderr
+    assert took < 25, took  # uv's own default would take 30 s for the first try alone
+    assert "smallnum" not in installed(python, env)
