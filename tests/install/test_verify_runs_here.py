@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import hermetic_env
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit.install.uv import find_uv
 
@@ -74,7 +76,7 @@ def test_pypi_torch_on_an_sm86_with_driver_580_passes_though_the_plan_is_cu130(
     python = _environment(tmp_path, offline, PYPI_TORCH, PYPI_VISION)
     done = _verify(python, offline, RTX_3090)
     assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+    out = " ".join(done.stdout.split())  # the renderer wraps at 80 columns
     assert "CUDA 12.8" in out and "PyPI's build for linux_x86_64 (cu128)" in out
     assert "not wheelfit's planned build (2.9.0+cu130), but it runs here" in out
     assert "it has kernels for every GPU and a runtime the driver supports" in out
@@ -99,8 +101,9 @@ def test_the_same_torch_on_a_gtx_1080_fails_naming_the_missing_kernels(tmp_path:
     done = _verify(python, offline, GTX_1080)
     assert done.returncode == 1, done.stdout + done.stderr
     # torch 2.9's cu128 build: SASS for sm_70-sm_120 (pytorch/pytorch .ci/manywheel/build_cuda.sh), none for Pascal.
-    assert "no kernels for sm_61 (has sm_70-sm_120" in done.stdout
-    assert "FAIL: torch 2.9.0 (CUDA 12.8) in" in done.stdout and "will not work here" in done.stdout
+    out = " ".join(done.stdout.split())  # the renderer wraps at 80 columns
+    assert "no kernels for sm_61 (has sm_70-sm_120" in out
+    assert "FAIL: torch 2.9.0 (CUDA 12.8) in" in out and "will not work here" in out
     data = _json(python, offline, GTX_1080)
     assert data["ok"] is False
     assert [d.split(": ", 2)[-1] for d in _failed(data)] == [
@@ -143,7 +146,7 @@ def test_a_torchvision_that_is_not_torchs_fails(
     assert [c["name"] for c in data["checks"] if c["ok"] is False] == ["torchvision"]
     assert wrong in data["reason"]
     done = _verify(python, offline, RTX_3090)
-    assert done.returncode == 1 and wrong in done.stdout
+    assert done.returncode == 1 and wrong in " ".join(done.stdout.split())
 
 
 def test_json_when_torch_is_missing(tmp_path: Path, offline: dict[str, str]) -> None:
@@ -185,3 +188,26 @@ def test_the_gpus_torch_sees_and_its_arch_list_decide(tmp_path: Path, offline: d
     ]
     sees_3090 = {**offline, "WHEELFIT_FAKE_TORCH_GPUS": "NVIDIA GeForce RTX 3090=8.6"}
     assert _json(python, sees_3090, GTX_1080)["ok"] is True
+
+
+def test_verify_output_wraps_at_80_columns_with_a_hanging_indent(tmp_path: Path) -> None:
+    """A check's detail continues under the detail, the summary under itself; nothing is wider than 80 columns
+    and the --target spec is never split."""
+    venv = make_venv(tmp_path / "venv")
+    wheel = make_torch_like(tmp_path / "w", "2.14.1", "cu126")
+    env = hermetic_env(COLUMNS="80")
+    subprocess.run([find_uv(), "pip", "install", "--python", str(venv), str(wheel)], env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "wheelfit", "verify", "--python", str(venv), "--target", "cuda=6.1,driver=580.95.05"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines and max(len(line) for line in lines) <= 80, lines
+    assert sum("cuda=6.1,driver=580.95.05" in line for line in lines) == 1
+    kernels = next(i for i, line in enumerate(lines) if line.startswith("  ok    kernels"))
+    detail_at = lines[kernels].index("no GPU")
+    assert lines[kernels + 1].startswith(" " * detail_at) and lines[kernels + 1][detail_at] != " "
+    summary = next(i for i, line in enumerate(lines) if line.startswith("verified: "))
+    assert all(line.startswith("  ") for line in lines[summary + 1 :])

@@ -8,7 +8,6 @@ terminal and piped alike, as the README shows them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,8 @@ from ..kb import device_note
 from ..report import Accelerator, HardwareReport
 from ..resolve.plan import Plan
 from .render_verify import render_verify
+from .text import say as _say
+from .text import wrap as _wrap
 
 if TYPE_CHECKING:
     from ..api import InstallOutcome
@@ -52,45 +53,10 @@ def _driver(a: Accelerator) -> str:
 
 #: Columns between table cells.
 _GAP = 2
-#: The widest head (``Machine  ``, ``  - ``) whose text continues under itself; a longer one indents by 4.
-_HANG = 12
 
 
 def _console(console: Console | None) -> Console:
     return console or Console(highlight=False)
-
-
-def _wrap(text: Text, width: int) -> list[Text]:
-    """``text`` broken at spaces into lines of at most ``width`` cells; a longer word is a line of its own, whole
-    (rich's wrapping folds or crops it)."""
-    out: list[Text] = []
-    for line in text.split("\n", allow_blank=True):
-        offsets: list[int] = []
-        start = 0
-        for word in re.finditer(r"\S+", line.plain):
-            if word.end() - start > width and word.start() > start:
-                offsets.append(word.start())
-                start = word.start()
-        for piece in line.divide(offsets):
-            piece.rstrip()
-            out.append(piece)
-    return out
-
-
-def _say(con: Console, head: str, body: str | Text = "", style: str = "") -> None:
-    """``head`` (markup: a label or a bullet) then ``body`` (data, never markup), wrapped at spaces to the console
-    width; the lines after the first are indented under the body's start (by 4 after a head wider than a label),
-    and a first word too long to follow the head starts the next line."""
-    lead = Text.from_markup(head)
-    text = body if isinstance(body, Text) else Text(body, style=style)
-    indent = lead.cell_len if lead.cell_len <= _HANG else 4
-    first = text.plain.split(maxsplit=1)[0] if text.plain.strip() else ""
-    if lead.cell_len > indent and len(first) > con.width - lead.cell_len:
-        con.print(lead, soft_wrap=True, highlight=False)
-        lead = Text(" " * indent)
-    lines = _wrap(text, max(con.width - indent, 20)) if text.plain else [Text()]
-    for i, line in enumerate(lines):
-        con.print(Text.assemble(lead if i == 0 else " " * indent, line), soft_wrap=True, highlight=False)
 
 
 def _table(

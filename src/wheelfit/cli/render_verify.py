@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
+
+from .text import say
 
 if TYPE_CHECKING:
     from ..install.verify import Verification
@@ -17,8 +20,9 @@ def render_verify(verification: Verification, python: str, console: Console | No
     con = console or Console()
     marks = {True: "[green]ok[/]  ", False: "[red]FAIL[/]", None: "[yellow]--[/]  "}
     for c in verification.checks:
-        con.print(f"  {marks[c.ok]}  {c.name:11} {escape(c.detail)}", soft_wrap=True)
-    con.print(_summary(verification, python), soft_wrap=True)  # its variable parts are escaped where they are put in
+        say(con, f"  {marks[c.ok]}  {c.name:11} ", c.detail, hang=20)
+    # The summary's variable parts are escaped where they are put in; wrapped, it hangs by 2.
+    say(con, "", Text.from_markup(_summary(verification, python)), indent=2)
 
 
 def _summary(v: Verification, python: str) -> str:
