@@ -10,17 +10,31 @@ the disk is synced before each timed run so one run's writes are not flushed dur
   PyPI into ~/.cache/wheelfit-bench with pip; skipped, and said so, when the wheel is not on this machine;
 - variant: the same real wheel as a PyTorch-style variant wheel (label ``null``, Requires-Dist with variant
   markers, PyTorch's real torch-2.10.0-variants.json) on a loopback variant index: `wheelfit install
-  --variant-index` (which installs its plain copy) against uv installing the original wheel (pip left out).
+  --variant-index` (which installs its plain copy) against uv installing the original wheel (pip left out);
+- cuda-shaped: shaped like a CUDA install (issue 12): one 800 MB torch wheel on the cu130 index whose
+  Requires-Dist names ten 150-400 MB ``nvidia-*`` wheels (2.95 GB) on the default index; synthetic, incompressible
+  (random bytes, stored), generated once into bench/.data/ (git-ignored). wheelfit (uv backend) against uv given
+  both indexes as a user would (``--index-url <cu130> --extra-index-url <default>``); pip left out. Also
+  ``wheelfit-no658``: the same install from a second index serving the same files without PEP 658 metadata, where
+  wheelfit cannot start its warm-up: wheelfit as it was before it (downloads one after the other).
 
-`wheelfit install` runs with --no-verify (verification imports torch: timed separately as `wheelfit verify`).
-Targets (issue 5): within 1.15x of uv cold and 1.25x warm, at least 2x faster than pip.
+The index-mode scenarios are served as PyPI and download.pytorch.org serve them: PEP 658 metadata beside each wheel,
+files sent with sendfile (tests/install/pep658_index.py). `wheelfit install` runs with --no-verify (verification
+imports torch: timed separately as `wheelfit verify`); `wheelfit plan --json` for the same request is timed after
+each warm install. Targets: issue 5, within 1.15x of uv cold and 1.25x warm, at least 2x faster than pip; issue 12,
+cold at most 1.0x uv (cuda-shaped and the real-wheel scenarios), and warm (wheelfit - uv) at most 1.2x the plan's
+own time (cuda-shaped). Each target is printed as met or not.
 
-    .venv/bin/python bench/install.py [--rounds 3] [--only small|large|variant] [--json]
+``--rate MB`` caps the loopback index at MB/s shared by all files, as one network link: an install from the
+internet, where the download and not the disk is what takes the time.
+
+    .venv/bin/python bench/install.py [--rounds 3] [--only small|large|variant|cuda-shaped] [--rate MB] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -30,14 +44,16 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator
+from base64 import urlsafe_b64encode
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.install.loopback import serve  # noqa: E402 - the repository root must be on sys.path first
+from tests.install.pep658_index import serve_pep658  # noqa: E402 - the repository root must be on sys.path first
 from tests.support.wheels import make_torch_like, make_wheel  # noqa: E402
 from tests.variants_mode.variant_index import serve as serve_static  # noqa: E402
 from tests.variants_mode.variant_index import write_page  # noqa: E402
@@ -49,6 +65,15 @@ BIG_DEPS = ["filelock", "typing-extensions>=4.10.0", "setuptools>=77.0.3", "symp
             "jinja2", "fsspec>=0.8.5"]  # fmt: skip
 DEPS_CACHE = Path.home() / ".cache" / "wheelfit-bench" / "deps"
 TOOLS = ("wheelfit", "uv", "pip")
+CUDA_DATA = ROOT / "bench" / ".data" / "cuda-shaped"
+#: The second index (same files, no PEP 658 metadata) for ``wheelfit-no658``: wheelfit as it was before the warm-up.
+NO658_URL = [""]
+CUDA_TORCH_MB = 800
+#: (name, MB): the shape of torch 2.9's cu13 dependencies, sizes rounded (2.95 GB in all).
+CUDA_DEPS = (("nvidia-cublas-cu13", 400), ("nvidia-cudnn-cu13", 400), ("nvidia-cusparse-cu13", 350),
+             ("nvidia-nccl-cu13", 350), ("nvidia-cufft-cu13", 300), ("nvidia-cusolver-cu13", 300),
+             ("nvidia-cusparselt-cu13", 250), ("nvidia-curand-cu13", 250), ("nvidia-nvshmem-cu13", 200),
+             ("nvidia-cuda-nvrtc-cu13", 150))  # fmt: skip
 REALDATA = ROOT / "tests" / "data" / "realdata"
 #: Injected into the real wheel's METADATA, in PyTorch's style; none holds for the null label.
 VARIANT_DEPS = (
@@ -72,6 +97,19 @@ def _put(root: Path, index: str, wheel: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     if not dest.exists():
         os.link(wheel, dest) if wheel.stat().st_dev == dest.parent.stat().st_dev else shutil.copy2(wheel, dest)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What each tool is asked for: wheelfit plans ``plan_req`` for ``target``; uv and pip get ``exact``."""
+
+    plan_req: str
+    exact: str
+    variant: str = "cpu"
+    target: str = "os=linux"
+    #: uv's indexes as a user gives them for a CUDA build: the variant index first, the default one as extra.
+    variant_first: bool = False
+    tools: tuple[str, ...] = TOOLS
 
 
 def _small(root: Path) -> tuple[str, str]:
@@ -115,20 +153,74 @@ def _variant(static: Path) -> Path | None:
     return index
 
 
-def _command(tool: str, url: str, python: Path, plan_req: str, exact: str, variant_index: str | None) -> list[str]:
-    default, variant = f"{url}/default/simple", f"{url}/pytorch/cpu"
+def _big_wheel(directory: Path, name: str, version: str, mb: int, requires: Sequence[str] = ()) -> Path:
+    """A wheel of ``mb`` MB of random bytes in 32 MB stored members, with a correct RECORD; written once."""
+    escaped = name.replace("-", "_")
+    path = directory / f"{escaped}-{version}-py3-none-any.whl"
+    if path.is_file():
+        return path
+    directory.mkdir(parents=True, exist_ok=True)
+    part = path.with_suffix(".part")
+    dist = f"{escaped}-{version}.dist-info"
+    record: list[str] = []
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_STORED) as zf:
+
+        def put(member: str, data: bytes) -> None:
+            zf.writestr(zipfile.ZipInfo(member, date_time=(2020, 1, 1, 0, 0, 0)), data)
+            digest = urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{member},sha256={digest},{len(data)}")
+
+        put(f"{escaped}/__init__.py", f'__version__ = "{version}"\n'.encode())
+        for i in range(max(1, mb // 32)):
+            put(f"{escaped}/lib/lib{i:02d}.so", os.urandom((mb << 20) // max(1, mb // 32)))
+        meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+        put(f"{dist}/METADATA", ("\n".join([*meta, *(f"Requires-Dist: {r}" for r in requires)]) + "\n\n").encode())
+        put(
+            f"{dist}/WHEEL",
+            b"Wheel-Version: 1.0\nGenerator: wheelfit-bench\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        zf.writestr(f"{dist}/RECORD", "\n".join([*record, f"{dist}/RECORD,,"]) + "\n")
+    part.replace(path)
+    return path
+
+
+def _cuda_shaped(root: Path) -> Scenario:
+    """The generated wheels (bench/.data/cuda-shaped, reused across runs) linked into the loopback index."""
+    if not all((CUDA_DATA / "default").glob(f"{n.replace('-', '_')}-*.whl") for n, _mb in CUDA_DEPS):
+        print(f"generating the cuda-shaped wheels once into {CUDA_DATA} (3.75 GB) ...", file=sys.stderr)
+    deps = [_big_wheel(CUDA_DATA / "default", name, "13.0.0", mb) for name, mb in CUDA_DEPS]
+    requires = [f"{n}==13.0.0; platform_system == 'Linux'" for n, _mb in CUDA_DEPS]
+    torch = _big_wheel(CUDA_DATA / "pytorch", "torch", "2.15.0+cu130", CUDA_TORCH_MB, requires)
+    _put(root, "pytorch/cu130", torch)
+    for wheel in deps:
+        _put(root, "default/simple", wheel)
+    tools = ("wheelfit", "uv", "wheelfit-no658")
+    return Scenario("torch==2.15.0", "torch==2.15.0+cu130", "cu130", "cuda=8.6,driver=580.95.05", True, tools)
+
+
+def _command(tool: str, url: str, python: Path, sc: Scenario, variant_index: str | None) -> list[str]:
+    if tool == "wheelfit-no658":  # the same files from an index without PEP 658 metadata: no warm-up
+        tool, url = "wheelfit", NO658_URL[0]
+    default, variant = f"{url}/default/simple", f"{url}/pytorch/{sc.variant}"
     if tool == "wheelfit":
         mode = ["--variant-index", variant_index] if variant_index else []
-        return [str(ROOT / ".venv" / "bin" / "wheelfit"), "install", plan_req, "--target", "os=linux",
+        return [str(ROOT / ".venv" / "bin" / "wheelfit"), "install", sc.plan_req, "--target", sc.target,
                 "--python", str(python), "--pytorch-index", f"{url}/pytorch", "--index-url", default,
                 "--no-verify", *mode]  # fmt: skip
+    first, extra = (variant, default) if sc.variant_first else (default, variant)
     if tool == "uv":
         from uv import find_uv_bin
 
-        return [str(find_uv_bin()), "pip", "install", "--python", str(python), "--index-url", default,
-                "--extra-index-url", variant, exact]  # fmt: skip
-    return [sys.executable, "-m", "pip", "--python", str(python), "install", "--index-url", default,
-            "--extra-index-url", variant, exact]  # fmt: skip
+        return [str(find_uv_bin()), "pip", "install", "--python", str(python), "--index-url", first,
+                "--extra-index-url", extra, sc.exact]  # fmt: skip
+    return [sys.executable, "-m", "pip", "--python", str(python), "install", "--index-url", first,
+            "--extra-index-url", extra, sc.exact]  # fmt: skip
+
+
+def _plan_command(url: str, sc: Scenario, variant_index: str | None) -> list[str]:
+    mode = ["--variant-index", variant_index] if variant_index else []
+    return [str(ROOT / ".venv" / "bin" / "wheelfit"), "plan", sc.plan_req, "--target", sc.target,
+            "--pytorch-index", f"{url}/pytorch", "--json", *mode]  # fmt: skip
 
 
 @contextmanager
@@ -152,11 +244,12 @@ def _run(argv: list[str], env: dict[str, str]) -> float:
 
 
 def _scenario(
-    name: str, url: str, reqs: tuple[str, str], rounds: int, work: Path, variant_index: str | None = None
+    name: str, url: str, sc: Scenario, rounds: int, work: Path, variant_index: str | None = None
 ) -> dict[str, object]:
-    tools = TOOLS[:2] if variant_index else TOOLS
+    tools = TOOLS[:2] if variant_index else sc.tools
     times: dict[str, list[float]] = {f"{t} {c}": [] for t in tools for c in ("cold", "warm")}
     times["wheelfit verify"] = []
+    times["wheelfit plan"] = []
     for r in range(rounds):
         for tool in tools[r % len(tools) :] + tools[: r % len(tools)]:  # each tool goes first in some round
             caches = Path(tempfile.mkdtemp(dir=work))
@@ -164,61 +257,94 @@ def _scenario(
                             PIP_CACHE_DIR=str(caches / "pip"))  # fmt: skip
             for state in ("cold", "warm"):
                 with _venv(work) as python:
-                    times[f"{tool} {state}"].append(_run(_command(tool, url, python, *reqs, variant_index), env))
+                    times[f"{tool} {state}"].append(_run(_command(tool, url, python, sc, variant_index), env))
                     if tool == "wheelfit" and state == "warm":
-                        verify = [str(ROOT / ".venv" / "bin" / "wheelfit"), "verify", "--python", str(python),
-                                  "--target", "os=linux", "--pytorch-index", f"{url}/pytorch",
-                                  *(["--variant-index", variant_index] if variant_index else [])]  # fmt: skip
-                        times["wheelfit verify"].append(_run(verify, env))
+                        times["wheelfit plan"].append(_run(_plan_command(url, sc, variant_index), env))
+                        if sc.variant == "cpu":  # the synthetic CUDA wheel has no torch package to import
+                            verify = [str(ROOT / ".venv" / "bin" / "wheelfit"), "verify", "--python", str(python),
+                                      "--target", sc.target, "--pytorch-index", f"{url}/pytorch",
+                                      *(["--variant-index", variant_index] if variant_index else [])]  # fmt: skip
+                            times["wheelfit verify"].append(_run(verify, env))
             shutil.rmtree(caches, ignore_errors=True)
+    times = {k: v for k, v in times.items() if v}
     med = {k: statistics.median(v) for k, v in times.items()}
     ratios = {
         "wheelfit/uv cold": med["wheelfit cold"] / med["uv cold"],
         "wheelfit/uv warm": med["wheelfit warm"] / med["uv warm"],
     }
+    if "wheelfit-no658 cold" in med:  # the same wheelfit without the warm-up (no PEP 658 metadata to start it)
+        ratios["no658/uv cold"] = med["wheelfit-no658 cold"] / med["uv cold"]
+        ratios["wheelfit/no658 cold"] = med["wheelfit cold"] / med["wheelfit-no658 cold"]
     if "pip cold" in med:
         ratios["pip/wheelfit cold"] = med["pip cold"] / med["wheelfit cold"]
         ratios["pip/wheelfit warm"] = med["pip warm"] / med["wheelfit warm"]
     return {"scenario": name, "rounds": rounds, "median_s": med, "min_s": {k: min(v) for k, v in times.items()},
-            "ratios": ratios}  # fmt: skip
+            "ratios": ratios, "targets": _targets(name, med)}  # fmt: skip
+
+
+def _targets(name: str, med: dict[str, float]) -> dict[str, dict[str, object]]:
+    """Issue 12's targets: cold at most 1.0x uv (cuda-shaped and the real-wheel scenarios); warm, wheelfit's
+    extra time over uv at most 1.2x what ``wheelfit plan`` alone takes for the same request (cuda-shaped)."""
+    out: dict[str, dict[str, object]] = {}
+    if name in ("cuda-shaped", "large", "variant"):
+        cold = med["wheelfit cold"] / med["uv cold"]
+        out["cold wheelfit/uv <= 1.0"] = {"value": round(cold, 3), "met": cold <= 1.0}
+    if name == "cuda-shaped":
+        extra, allowed = med["wheelfit warm"] - med["uv warm"], 1.2 * med["wheelfit plan"]
+        out["warm (wheelfit - uv) <= 1.2x plan"] = {
+            "value": f"{extra:.2f} s vs {allowed:.2f} s", "met": extra <= allowed
+        }  # fmt: skip
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", choices=("small", "large", "variant"))
+    ap.add_argument("--only", choices=("small", "large", "variant", "cuda-shaped"))
+    ap.add_argument("--rate", type=float, help="cap the index at this many MB/s for all files together")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args()
-    wanted = {args.only} if args.only else {"small", "large", "variant"}
+    wanted = {args.only} if args.only else {"small", "large", "variant", "cuda-shaped"}
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="wheelfit-bench-") as tmp:
         root, static, work = Path(tmp) / "index", Path(tmp) / "static", Path(tmp) / "work"
         work.mkdir()
-        scenarios = {"small": _small(root) if "small" in wanted else None}
+        scenarios: dict[str, Scenario | None] = {"small": Scenario(*_small(root)) if "small" in wanted else None}
         if wanted & {"large", "variant"}:
             large = _large(root)
             if large is None:
                 print(f"SKIPPED the large and variant scenarios: {BIG_WHEEL} is not here", file=sys.stderr)
-            scenarios["large"] = large if "large" in wanted else None
+            scenarios["large"] = Scenario(*large) if large is not None and "large" in wanted else None
             variant = _variant(static) if large is not None and "variant" in wanted else None
-            scenarios["variant"] = large if variant is not None else None
-        with serve(root) as url, serve_static(static) as static_url:
-            for name, reqs in scenarios.items():
-                if reqs is not None:
+            scenarios["variant"] = Scenario(*large) if large is not None and variant is not None else None
+        scenarios["cuda-shaped"] = _cuda_shaped(root) if "cuda-shaped" in wanted else None
+        rate = args.rate * 1e6 if args.rate else None
+        with (
+            serve_pep658(root, rate=rate) as served,
+            serve_pep658(root, rate=rate, metadata=False) as no658,
+            serve_static(static) as static_url,
+        ):
+            NO658_URL[0] = no658.url
+            for name, sc in scenarios.items():
+                if sc is not None:
                     where = f"{static_url}/whl/variant" if name == "variant" else None
-                    results.append(_scenario(name, url, reqs, args.rounds, work, where))
+                    results.append(_scenario(name, served.url, sc, args.rounds, work, where))
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
     for r in results:
         print(f"\n## {r['scenario']} ({r['rounds']} rounds, median s)")
-        med, low, ratios = r["median_s"], r["min_s"], r["ratios"]
+        med, low, ratios, targets = r["median_s"], r["min_s"], r["ratios"], r["targets"]
         if not (isinstance(med, dict) and isinstance(low, dict) and isinstance(ratios, dict)):
+            raise TypeError("malformed result")
+        if not isinstance(targets, dict):
             raise TypeError("malformed result")
         for key in med:
             print(f"  {key:18} {med[key]:7.2f}   (min {low[key]:.2f})")
         for key, value in ratios.items():
             print(f"  {key:18} {value:5.2f}x")
+        for key, t in targets.items():
+            print(f"  target {key}: {t['value']} -> {'MET' if t['met'] else 'NOT MET'}")
     return 0
 
 
