@@ -2,7 +2,9 @@
 JSON) with sha256 hashes and PEP 658/714 core metadata (``<wheel>.metadata`` beside each wheel, advertised with
 its hash), files sent with ``sendfile`` so a gigabyte is not the server's bottleneck, and a log of every request
 (path, start and end time) so tests can say what was fetched and when. ``slow`` delays chosen files (a slow
-download that other work can overlap with). Used by tests/install/test_prefetch.py and bench/install.py.
+download that other work can overlap with); ``rate`` caps the bytes per second of all files together, as one
+network link does; ``metadata=False`` serves pages without PEP 658 metadata, as older indexes do. Used by
+tests/install/test_prefetch.py and bench/install.py.
 
 Layout as tests/install/loopback.py: ``<root>/<index path>/<project>/<files>``.
 """
@@ -14,6 +16,7 @@ import functools
 import hashlib
 import html
 import json
+import os
 import threading
 import time
 import zipfile
@@ -72,9 +75,25 @@ def facts(wheel: Path) -> _Facts:
         return _FACTS[key]
 
 
+class _Link:
+    """One shared link of ``rate`` bytes/s: each chunk books the next free slot, so concurrent files share it."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate, self.free_at, self.lock = rate, 0.0, threading.Lock()
+
+    def wait(self, size: int) -> None:
+        with self.lock:
+            now = time.monotonic()
+            start = max(now, self.free_at)
+            self.free_at = start + size / self.rate
+        time.sleep(max(0.0, start - now))
+
+
 class _Handler(QuietHandler):
     log: list[Request]
     slow: Mapping[str, float]
+    link: _Link | None
+    metadata: bool
 
     def do_GET(self) -> None:  # noqa: N802 - http.server calls it by this name
         start = time.monotonic()
@@ -91,10 +110,10 @@ class _Handler(QuietHandler):
                 self.send_error(404)
                 return
             as_json = "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", "")
-            body, ctype = (_json if as_json else _html)(path.name, wheels)
+            body, ctype = (_json if as_json else _html)(path.name, wheels, self.metadata)
             self._send(body, ctype)
             return
-        if path.name.endswith(".whl.metadata") and path.with_suffix("").is_file():
+        if self.metadata and path.name.endswith(".whl.metadata") and path.with_suffix("").is_file():
             self._send(facts(path.with_suffix("")).metadata, "application/octet-stream")
             return
         for part, delay in self.slow.items():
@@ -113,38 +132,51 @@ class _Handler(QuietHandler):
         """``sendfile(2)``: the kernel copies the file to the socket (the standard library reads 64 KiB at a time
         through Python)."""
         outputfile.flush()
-        self.connection.sendfile(source)
+        if self.link is None:
+            self.connection.sendfile(source)
+            return
+        offset, chunk = 0, 1 << 20
+        while True:
+            self.link.wait(chunk)
+            sent = os.sendfile(self.connection.fileno(), source.fileno(), offset, chunk)
+            if sent == 0:
+                return
+            offset += sent
 
 
-def _json(project: str, wheels: list[Path]) -> tuple[bytes, str]:
-    files = []
+def _json(project: str, wheels: list[Path], metadata: bool) -> tuple[bytes, str]:
+    files: list[dict[str, object]] = []
     for w in wheels:
         f = facts(w)
-        meta = {"sha256": hashlib.sha256(f.metadata).hexdigest()}
-        files.append(
-            {"filename": w.name, "url": w.name, "hashes": {"sha256": f.sha256}, "size": f.size, "core-metadata": meta}
-        )
+        files.append({"filename": w.name, "url": w.name, "hashes": {"sha256": f.sha256}, "size": f.size})
+        if metadata:
+            files[-1]["core-metadata"] = {"sha256": hashlib.sha256(f.metadata).hexdigest()}
     data = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
     return json.dumps(data).encode(), "application/vnd.pypi.simple.v1+json"
 
 
-def _html(project: str, wheels: list[Path]) -> tuple[bytes, str]:
+def _html(project: str, wheels: list[Path], metadata: bool) -> tuple[bytes, str]:
     links = []
     for w in wheels:
         f = facts(w)
-        meta = hashlib.sha256(f.metadata).hexdigest()
+        meta = f' data-core-metadata="sha256={hashlib.sha256(f.metadata).hexdigest()}"' if metadata else ""
         name = html.escape(w.name)
-        links.append(f'<a href="{name}#sha256={f.sha256}" data-core-metadata="sha256={meta}">{name}</a>\n')
+        links.append(f'<a href="{name}#sha256={f.sha256}"{meta}>{name}</a>\n')
     return f"<!DOCTYPE html><html><body>\n{''.join(links)}</body></html>".encode(), "text/html"
 
 
 @contextlib.contextmanager
-def serve_pep658(root: Path, slow: Mapping[str, float] | None = None) -> Iterator[Served]:
+def serve_pep658(
+    root: Path, slow: Mapping[str, float] | None = None, rate: float | None = None, metadata: bool = True
+) -> Iterator[Served]:
     """Serve ``root`` on a free loopback port; every wheel's facts are computed before the first request."""
     for wheel in root.rglob("*.whl"):
         facts(wheel)
     served = Served("")
-    handler = type("Handler", (_Handler,), {"log": served.log, "slow": dict(slow or {})})
+    link = _Link(rate) if rate else None
+    handler = type(
+        "Handler", (_Handler,), {"log": served.log, "slow": dict(slow or {}), "link": link, "metadata": metadata}
+    )
     server = LoopbackServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
