@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import hermetic_env
 from tests.support.wheels import make_torch_like, make_wheel
-from wheelfit.install.prefetch import GRACE, default_index_dependencies
+from wheelfit.install.prefetch import GRACE, default_index_dependencies, missing
 
 from .conftest import Index, installed, make_venv, run_wheelfit
 from .pep658_index import Request, Served, serve_pep658
@@ -139,3 +139,10 @@ def test_default_index_dependencies_skip_the_torch_family_and_markers_that_do_no
     )
     linux = {"platform_system": "Linux", "python_version": "3.11", "sys_platform": "linux"}
     assert default_index_dependencies(metadata, linux) == ["filelock", "nvidia-cublas-cu12==12.6.4.1"]
+
+
+def test_requirements_the_environment_meets_are_not_warmed() -> None:
+    """An environment that has the nvidia-* wheels at the versions torch wants keeps them: nothing to fetch."""
+    installed = {"NVIDIA_cublas_cu12": "12.6.4.1", "filelock": "3.0"}
+    wanted = ["nvidia-cublas-cu12==12.6.4.1", "filelock>=3.10", "sympy"]
+    assert missing(wanted, installed) == ["filelock>=3.10", "sympy"]

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import parse_tag
+from packaging.utils import canonicalize_name
 
 from ..index.links import FileLink
 from ..index.select import select_wheel
@@ -38,7 +39,7 @@ from .family import TORCH_FAMILY, is_torch_family
 from .gather import FetchedWheel, WheelSource
 from .target_env import TargetEnv
 
-__all__ = ["GRACE", "Warming", "default_index_dependencies", "warm_backend_cache"]
+__all__ = ["GRACE", "Warming", "default_index_dependencies", "missing", "warm_backend_cache"]
 
 #: Seconds wheelfit's own download must still be running before a warm-up starts.
 GRACE = 0.25
@@ -104,6 +105,19 @@ def default_index_dependencies(metadata: bytes, markers: Mapping[str, str]) -> l
             continue
         req.marker = None
         out.append(str(req))
+    return out
+
+
+def missing(requirements: Sequence[str], installed: Mapping[str, str]) -> list[str]:
+    """The requirements the environment does not meet already: the install keeps those (as uv and pip do), so
+    warming them would download gigabytes for nothing (an environment with the ``nvidia-*`` wheels)."""
+    have = {canonicalize_name(name): version for name, version in installed.items()}
+    out: list[str] = []
+    for text in requirements:
+        req = Requirement(text)
+        version = have.get(canonicalize_name(req.name))
+        if version is None or not req.specifier.contains(version, prereleases=True):
+            out.append(text)
     return out
 
 
@@ -207,7 +221,7 @@ class _Warmup(Warming):
                 wanted.append(str(Requirement(spec)))
             except InvalidRequirement:
                 continue
-        return list(dict.fromkeys(wanted))
+        return missing(list(dict.fromkeys(wanted)), self.env.installed)
 
     def _uv(self) -> str:
         from .uv import find_uv
