@@ -610,8 +610,9 @@ def install_requirements(
         )
     chosen: Plan | None = None
     source: WheelSource | None = None
+    keep: dict[str, str] = {}
     if wanted.asks_family:
-        chosen, source, why = _plan_install(
+        chosen, source, why, keep = _plan_install(
             wanted, here, env, environ=environ, network=network, config=config, kb=kb, variant_index=variant_index,
             allow_cpu=allow_cpu, pre=pre, upgrade=upgrade,
             choice={"torch_backend": torch_backend, "force": force, "allow_hsa_override": allow_hsa_override,
@@ -622,9 +623,10 @@ def install_requirements(
     if wrap_backend is not None:
         runner = wrap_backend(runner)
     options = InstallOptions(
-        config.default_index, _backend_environ(environ, network.timeout), wanted.other, config.extra_index_urls, wanted.constraints, wanted.extras,
+        config.default_index, _backend_environ(environ, network.timeout), wanted.other, config.extra_index_urls,
+        wanted.constraints, wanted.extras,
         dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
-        find_links=links, no_index=no_index,
+        find_links=links, no_index=no_index, keep=keep,
     )  # fmt: skip
     from .install.source import LocalWheels
 
@@ -664,8 +666,9 @@ def _plan_install(
     pre: bool,
     upgrade: bool,
     choice: Mapping[str, Any] | None = None,
-) -> tuple[Plan, WheelSource, list[str]]:
-    """The plan an install follows, where its torch-family wheels come from, and what the user should know.
+) -> tuple[Plan, WheelSource, list[str], dict[str, str]]:
+    """The plan an install follows, where its torch-family wheels come from, what the user should know, and the
+    installed torch-family packages kept as they are.
 
     Kept: an installed torch that meets the request and has kernels here (no ``upgrade``). A torch given as a
     file is planned at its own version, its companions and Triton from that build's index, and judged: a
@@ -684,6 +687,7 @@ def _plan_install(
         )  # fmt: skip
 
     notes: list[str] = []
+    keep: dict[str, str] = {}
     given: dict[str, DirectFile] = {canonicalize_name(d.name): d for d in map(direct_file, wanted.direct)}
     asked = next((r for r in wanted.family if canonicalize_name(r.name) == "torch"), None)
     companions = [str(r) for r in wanted.family if canonicalize_name(r.name) not in given and r is not asked]
@@ -702,19 +706,31 @@ def _plan_install(
         chosen = _with_pin(chosen, "torch", str(torch_file.version))
     elif have is not None and not upgrade:
         try:
-            meets = asked is None or asked.specifier.contains(Version(have), prereleases=True)
+            installed = Version(have)
+            meets = asked is None or asked.specifier.contains(installed, prereleases=True)
         except InvalidVersion:
             meets = False
         if meets:
+            # PyPI's torch carries no label: it is the build the knowledge base says PyPI has (cu128 for 2.9).
+            from .kb.candidates import pypi_label
+            from .kb.matrix import load_knowledge
+            from .resolve import Machine
+
+            platform = Machine.from_report(here.report).platform_key
+            pypi = None if installed.local else pypi_label(kb or load_knowledge(), installed, platform)
             try:
-                chosen = plan_for(f"torch=={have}", exact=True)
+                chosen = plan_for(f"torch=={have}" + (f"+{pypi}" if pypi else ""), exact=True)
             except WheelfitError as exc:
                 notes.append(f"the installed torch {have} is replaced: {exc}")
             else:
                 pin = next(p.requirement for p in chosen.packages if p.name == "torch").partition("==")[2]
+                if pypi:  # kept as it is: the plan brings its companions, and a dependency on torch finds it
+                    chosen = replace(chosen, packages=tuple(p for p in chosen.packages if p.name != "torch"))
+                    keep["torch"] = have
                 notes.append(
-                    f"torch {have} is installed and has kernels for this machine: kept (-U upgrades it)"
-                    if Version(pin) == Version(have)
+                    f"torch {have}{f' (PyPI: the {pypi} build)' if pypi else ''} is installed and has kernels for "
+                    "this machine: kept (-U upgrades it)"
+                    if pypi or Version(pin) == installed
                     else f"torch {have} is installed; its build for this machine is {pin}, which replaces it"
                 )
     if chosen is None:
@@ -722,7 +738,7 @@ def _plan_install(
     source: WheelSource = wheel_source(chosen, network, config)
     if given:
         source = DirectSource(source, given, network.downloader)
-    return chosen, source, notes
+    return chosen, source, notes, keep
 
 
 def _with_pin(chosen: Plan, name: str, version: str) -> Plan:

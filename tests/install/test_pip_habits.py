@@ -334,3 +334,26 @@ def test_timeout_reaches_the_installer_too(index: Index, env: dict[str, str], tm
     assert done.returncode == 1, done.stderr
     assert took < 25, took  # uv's own default would take 30 s for the first try alone
     assert "smallnum" not in installed(python, env)
+
+
+def test_pypis_torch_that_runs_here_is_kept_as_it_is(index: Index, env: dict[str, str], tmp_path: Path) -> None:
+    """PyPI's torch 2.14.1 (no label: the cu130 build, by the knowledge base) on an sm_86 runs: ``wheelfit install
+    torchvision`` keeps it untouched, as pip would, and brings the torchvision built for it."""
+    python = make_venv(tmp_path / "venv")
+    pypi = make_torch_like(tmp_path / "pypi", "2.14.1", "cu130", local=False, requires=["smallnum>=1.0"])
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--find-links",
+         str(index.root / "default" / "simple" / "smallnum"), "-q", str(pypi)],
+        env=env, check=True, capture_output=True,
+    )  # fmt: skip
+    before = (tmp_path / "venv" / "lib").rglob("torch/version.py")
+    stamp = {p: p.stat().st_mtime_ns for p in before}
+    done = _run(["install", "torchvision", "--python", str(python), "--target", RTX_3090, *_indexes(index),
+                 "--no-verify"], env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    have = installed(python, env)
+    assert (have["torch"], have["torchvision"]) == ("2.14.1", "0.29.1+cu130")
+    assert {p: p.stat().st_mtime_ns for p in stamp} == stamp and stamp  # torch's files untouched
+    assert "torch 2.14.1 (PyPI: the cu130 build) is installed and has kernels for this machine: kept" in _words(
+        done.stdout
+    )

@@ -9,7 +9,7 @@ with the same checks (:class:`LocalFiles`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -81,10 +81,15 @@ class FetchedWheel:
 
 
 def gather_family(
-    pins: Sequence[Requirement], source: WheelSource, env: TargetEnv, local: LocalFiles | None = None
+    pins: Sequence[Requirement],
+    source: WheelSource,
+    env: TargetEnv,
+    local: LocalFiles | None = None,
+    keep: Mapping[str, str] | None = None,
 ) -> list[FetchedWheel]:
     """Fetch ``pins`` and their torch-family dependencies (markers evaluated for ``env``) from ``source``, or
-    take the chosen files from disk when ``local`` has them.
+    take the chosen files from disk when ``local`` has them. A dependency on a package of ``keep`` (installed,
+    name -> version, to stay as it is: PyPI's torch that runs here) that its version meets is not fetched.
 
     In waves: every wheel a wave needs is downloaded in parallel, then their metadata names the next wave
     (torch and torchvision together, then triton)."""
@@ -101,6 +106,10 @@ def gather_family(
                 later.append((req, parent))  # checked against the chosen version once this wave is in
             elif name in chosen:
                 _agree(req, parent, chosen[name])
+            elif parent is not None and name in (keep or {}) and req.specifier.contains(
+                (keep or {})[name], prereleases=True
+            ):
+                continue  # installed, and kept as it is
             else:
                 wave[name] = (req, parent, _select(req, parent, source, env, tags, python))
         on_disk = {name: _take(local, link) for name, (_req, _parent, link) in wave.items()}

@@ -52,6 +52,9 @@ class InstallOptions:
     find_links: tuple[str, ...] = ()
     #: ``--no-index``: nothing from the default index, only ``find_links`` (and the plan's torch-family files).
     no_index: bool = False
+    #: Torch-family packages installed already that stay as they are (name -> version): PyPI's torch that runs
+    #: here, kept under a plan for its companions.
+    keep: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,7 @@ def install_plan(
         extra=options.extra, extra_index_urls=options.extra_index_urls, constraints=options.constraints,
         find_links=options.find_links, enabled=not (options.dry_run or options.offline or options.no_deps),
     ) as warming:  # fmt: skip
-        wheels = gather_family(pins, source, env, local) if pins and source is not None else []
+        wheels = gather_family(pins, source, env, local, options.keep) if pins and source is not None else []
         warming.unpack(wheels)
     taken = {w.name for w in wheels}
     installed: dict[str, str] = {canonicalize_name(n): v for n, v in env.installed.items()}
@@ -158,6 +161,8 @@ def install_plan(
             for w in wheels
             if w.wheelhouse is not None
         ]
+        if not request.requirements:  # PyPI's torch kept, nothing else asked for: nothing to hand over
+            return InstallResult(plan, installer.name, options.index_url, (), (), (), options.dry_run, tuple(notes))
         if options.dry_run:
             if interrupted(env.prefix):
                 notes.append(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from ..candidate import Candidate, Kernels, Runtime
-from ..kb.candidates import infer_candidate, kb_candidates
+from ..kb.candidates import infer_candidate, kb_candidates, pypi_label
 from ..kb.drivers import compat_floor, toolkit_floor
 from ..kb.matrix import Knowledge
 from ..report import Accelerator
@@ -53,13 +53,6 @@ def _runtime_words(kind: str, version: str | None) -> str:
     if kind == "xpu":
         return "XPU (Intel GPUs)"
     return f"{_RUNTIME_NAMES[kind]} {version}"
-
-
-def _pypi_label(kb: Knowledge, version: Version, platform: str) -> str | None:
-    """The build ``pip install torch==X`` gets from PyPI on ``platform`` (``cu128`` for 2.9 on Linux x86_64)."""
-    release = kb.release(f"{version.major}.{version.minor}")
-    builds = release.platform(platform) if release is not None else None
-    return builds.pypi_default if builds is not None else None
 
 
 def _kb_build(kb: Knowledge, platform: str, version: Version, label: str) -> Candidate | None:
@@ -119,7 +112,7 @@ def judge(
     kind, runtime_version, runtime_label = _runtime_of(facts)
     platform = machine.platform_key if machine is not None else ""
     public = Version(version.public)
-    pypi = _pypi_label(kb, public, platform) if platform else None
+    pypi = pypi_label(kb, public, platform) if platform else None
     label = version.local or runtime_label
     if version.local:
         how = f"torch {version}"

@@ -18,7 +18,7 @@ from ..index.links import FileLink
 from .drivers import compat_floor, toolkit_floor
 from .matrix import Knowledge, PlatformBuilds, Release, Variant
 
-__all__ = ["infer_candidate", "kb_candidates", "knowledge_set", "knowledge_span", "label_kind"]
+__all__ = ["infer_candidate", "kb_candidates", "knowledge_set", "knowledge_span", "label_kind", "pypi_label"]
 
 _CUDA_LABEL = re.compile(r"cu(\d+)(\d)")
 _ROCM_LABEL = re.compile(r"rocm\d+\.\d+(\.\d+)?")
@@ -39,6 +39,14 @@ def label_kind(label: str) -> str | None:
     if _ROCM_LABEL.fullmatch(label):
         return "rocm"
     return label if label in ("xpu", "cpu") else None
+
+
+def pypi_label(kb: Knowledge, version: Version, platform: str) -> str | None:
+    """The build ``pip install torch==X`` gets from PyPI on ``platform`` (``cu128`` for 2.9 on Linux x86_64): what a
+    torch version without a local label is; ``None`` when the knowledge base does not say."""
+    release = kb.release(f"{version.major}.{version.minor}")
+    builds = release.platform(platform) if release is not None else None
+    return builds.pypi_default if builds is not None else None
 
 
 def kb_candidates(kb: Knowledge, platform: str) -> tuple[Candidate, ...]:
