@@ -357,3 +357,25 @@ def test_pypis_torch_that_runs_here_is_kept_as_it_is(index: Index, env: dict[str
     assert "torch 2.14.1 (PyPI: the cu130 build) is installed and has kernels for this machine: kept" in _words(
         done.stdout
     )
+
+
+def test_a_yanked_file_taken_for_an_exact_pin_is_said(env: dict[str, str], tmp_path: Path) -> None:
+    """PEP 592: an exact pin may take a yanked file, with a warning; the install keeps the warning (issue 15)."""
+    import hashlib
+
+    folder = tmp_path / "mirror" / "cpu" / "torch"
+    wheel = make_torch_like(folder, "2.15.0", "cpu", requires=["smallnum>=1.0"])
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    (folder / "index.html").write_text(
+        f'<html><body><a href="{wheel.name}#sha256={digest}" data-yanked="a broken build">{wheel.name}</a>'
+        "</body></html>\n"
+    )
+    default = tmp_path / "default"
+    make_wheel(default, "smallnum", "1.0")
+    python = make_venv(tmp_path / "venv")
+    done = _run(["install", "torch==2.15.0", "--python", str(python), "--target", "os=linux", "--pytorch-index",
+                 str(tmp_path / "mirror"), "--index-url", str(default), "--no-verify", "--json"], env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert installed(python, env)["torch"] == "2.15.0+cpu"
+    notes = json.loads(done.stdout)["notes"]
+    assert any("is yanked: a broken build" in n and "torch==2.15.0" in n for n in notes), notes

@@ -21,7 +21,7 @@ from packaging.version import Version
 
 from ..index.errors import NoMatchingFileError
 from ..index.links import FileLink
-from ..index.select import select_wheel
+from ..index.select import Selection, select_wheel
 from .errors import InstallError, WheelNotFoundError
 from .family import is_torch_family
 from .target_env import TargetEnv
@@ -73,6 +73,8 @@ class FetchedWheel:
     needed_by: str | None = None
     #: The ``--find-links`` directory the file was taken from instead of the index (same file name as planned).
     wheelhouse: str | None = None
+    #: What choosing the file needs said (PEP 592: a yanked file taken for an exact pin).
+    warnings: tuple[str, ...] = ()
 
     @property
     def requirement(self) -> str:
@@ -94,6 +96,7 @@ def gather_family(
     In waves: every wheel a wave needs is downloaded in parallel, then their metadata names the next wave
     (torch and torchvision together, then triton)."""
     chosen: dict[str, FetchedWheel] = {}
+    warned: dict[str, tuple[str, ...]] = {}
     queue: list[tuple[Requirement, str | None]] = [(p, None) for p in pins]
     python = env.markers.get("python_full_version", env.python)
     tags: list[Tag] = [t for text in env.tags for t in parse_tag(text)]
@@ -111,7 +114,9 @@ def gather_family(
             ):
                 continue  # installed, and kept as it is
             else:
-                wave[name] = (req, parent, _select(req, parent, source, env, tags, python))
+                selection = _select(req, parent, source, env, tags, python)
+                wave[name] = (req, parent, selection.link)
+                warned[name] = selection.warnings
         on_disk = {name: _take(local, link) for name, (_req, _parent, link) in wave.items()}
         remote = [name for name, taken in on_disk.items() if taken is None]
         paths = dict(zip(remote, source.fetch_all([wave[name][2] for name in remote]), strict=True))
@@ -126,8 +131,9 @@ def gather_family(
                     f"{link.filename} from {source.index_url} is {info.name}, not {wanted}; the index is wrong"
                 )
             chosen[wanted] = FetchedWheel(
-                wanted, info.version, link, path, parent, None if taken is None else taken.wheelhouse
-            )
+                wanted, info.version, link, path, parent, None if taken is None else taken.wheelhouse,
+                warned.get(wanted, ()),
+            )  # fmt: skip
             for dep in info.requires:
                 if not is_torch_family(dep.name):
                     continue  # ordinary dependencies come from the default index
@@ -151,11 +157,11 @@ def _agree(req: Requirement, parent: str | None, have: FetchedWheel) -> None:
 
 def _select(
     req: Requirement, parent: str | None, source: WheelSource, env: TargetEnv, tags: Sequence[Tag], python: str
-) -> FileLink:
+) -> Selection:
     name = canonicalize_name(req.name)
     listed = source.files(name)
     try:
-        return select_wheel(listed, req, tags=tags, python_version=python).link
+        return select_wheel(listed, req, tags=tags, python_version=python)
     except NoMatchingFileError as exc:
         why = f"{name} is not on it" if not listed else str(exc)
         needer = f" (needed by {parent})" if parent else ""

@@ -161,6 +161,7 @@ def install_plan(
             for w in wheels
             if w.wheelhouse is not None
         ]
+        notes += [warning for w in wheels for warning in w.warnings]  # PEP 592: a yanked file, said
         if not request.requirements:  # PyPI's torch kept, nothing else asked for: nothing to hand over
             return InstallResult(plan, installer.name, options.index_url, (), (), (), options.dry_run, tuple(notes))
         if options.dry_run:
