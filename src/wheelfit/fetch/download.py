@@ -41,7 +41,7 @@ from .errors import (
     TruncatedDownloadError,
 )
 from .hashes import Hasher, first_mismatch, has_strong_hash, hash_file
-from .http import RETRY_STATUSES, RetryPolicy, describe, is_tls_error, pause, status_error, tls_failure
+from .http import RETRY_STATUSES, RetryPolicy, describe, is_tls_error, not_retried, pause, status_error, tls_failure
 from .watch import Interrupted, Watch
 
 __all__ = ["STALE_PART_SECONDS", "DownloadRequest", "DownloadResult", "Downloader", "Progress", "ProgressCallback"]
@@ -314,6 +314,8 @@ class Downloader:
             with self._client.stream("GET", request.url, headers=headers) as response:
                 self._start_body(request, response, out, state, resuming)
                 self._read_body(request, response, out, state, attempt)
+        except (httpx.TooManyRedirects, httpx.DecodingError) as exc:
+            raise not_retried(request.url, exc, self._client) from exc
         except httpx.TransportError as exc:
             if is_tls_error(exc):
                 raise tls_failure(request.url, exc) from exc

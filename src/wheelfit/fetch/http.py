@@ -262,6 +262,15 @@ def describe(exc: BaseException, client: httpx.Client | None = None) -> str:
     return text.splitlines()[0]
 
 
+def not_retried(url: str, exc: httpx.TooManyRedirects | httpx.DecodingError, client: httpx.Client) -> NetworkError:
+    """A server that answers wrongly, every time: a redirect loop, a body its own headers misdescribe."""
+    if isinstance(exc, httpx.TooManyRedirects):
+        return NetworkError(
+            f"{url}: redirected more than {client.max_redirects} times (a redirect loop?); check the URL"
+        )
+    return NetworkError(f"{url}: the response body cannot be decoded ({describe(exc)}); not retried")
+
+
 def tls_failure(url: str, exc: BaseException) -> TLSError:
     return TLSError(
         f"{url}: TLS failed ({describe(exc)}); not retried. Check the URL's scheme and certificates "
@@ -275,6 +284,8 @@ def get(client: httpx.Client, url: str, headers: Mapping[str, str], policy: Retr
     for attempt in range(1, policy.attempts + 1):
         try:
             response = client.get(url, headers=dict(headers))
+        except (httpx.TooManyRedirects, httpx.DecodingError) as exc:
+            raise not_retried(url, exc, client) from exc
         except httpx.TransportError as exc:
             if is_tls_error(exc):
                 raise tls_failure(url, exc) from exc
