@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,14 +53,32 @@ class BackendResult:
         return self.returncode == 0
 
     def last_error(self) -> str:
-        """The installer's own one-line reason, for wheelfit's one-line error."""
-        lines = [ln.strip() for ln in (self.stderr + "\n" + self.stdout).splitlines() if ln.strip()]
-        for line in lines:
+        """The installer's own one-line reason, for wheelfit's one-line error: its error line and the causes
+        under it, paths cut to their last part (cache paths would fill the line), and the innermost cause kept
+        whole when the rest is too long."""
+        lines = [_short_paths(ln.strip()) for ln in (self.stderr + "\n" + self.stdout).splitlines() if ln.strip()]
+        for i, line in enumerate(lines):
             low = line.lower()
             if low.startswith(("error:", "\u00d7 ")) or "error" in low.split(":", 1)[0]:
-                rest = [ln for ln in lines[lines.index(line) + 1 :] if not ln.startswith(("hint", "help"))][:2]
-                return " ".join([line, *rest])[:400]
-        return (lines[-1] if lines else f"exit code {self.returncode}")[:400]
+                rest = [ln for ln in lines[i + 1 :] if not ln.startswith(("hint", "help"))]
+                causes = [ln for ln in rest if ln.lower().startswith("caused by")] or rest[:2]
+                text = " ".join([line, *causes])
+                if len(text) <= _MAX_ERROR:
+                    return text
+                last = causes[-1] if causes else ""
+                return text[: max(_MAX_ERROR - len(last) - 5, 40)] + " ... " + last
+        return (lines[-1] if lines else f"exit code {self.returncode}")[:_MAX_ERROR]
+
+
+#: The longest reason wheelfit quotes from the installer.
+_MAX_ERROR = 400
+#: An absolute path or ``file:`` URL of three parts or more: ``/home/x/.cache/wheelfit/wheels/1d/.../torch-...whl``.
+_PATH = re.compile(r"(?:file://)?(?:/[^\s/:'\"()]+){3,}/([^\s/:'\"()]+)")
+
+
+def _short_paths(line: str) -> str:
+    """``.../torch-2.9.0-...whl`` for each long path: the file is what the reader needs, the cache is not."""
+    return _PATH.sub(lambda m: ".../" + m.group(1), line)
 
 
 class Installer(Protocol):
