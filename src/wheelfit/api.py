@@ -599,10 +599,9 @@ def install_requirements(
     env = pending.result()
     asked = asked.for_environment(env.markers)
     wanted = sort_wanted(
-        [r.spec for r in asked.requirements], [*constraints, *(c.spec for c in asked.constraints)], env.markers,
-        here_dir,
-    )  # fmt: skip
-    notes = list(wanted.skipped)
+        [r.spec for r in asked.requirements], [*constraints, *(c.spec for c in asked.constraints)], env.markers
+    )
+    notes: list[str] = []
     if config.extra_index_urls:
         notes.append(
             "--extra-index-url is used only for packages that are not torch-family; torch-family packages come "

@@ -11,21 +11,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from ..errors import UsageError, first_line
 from ..index.local import backend_index
 from ..resolve.plan import Plan
 from .backend import BackendRequest, BackendResult, Installer, constraints_text
 from .errors import BackendError
-from .family import TORCH_FAMILY, is_torch_family
+from .family import TORCH_FAMILY
 from .gather import FetchedWheel, LocalFiles, WheelSource, gather_family
 from .prefetch import warm_backend_cache
 from .target_env import TargetEnv
 from .transaction import SNAPSHOT_PREFIX, Snapshot, env_lock, interrupted, recover_interrupted
 
-__all__ = ["InstallOptions", "InstallResult", "install_plan", "split_requirements"]
+__all__ = ["InstallOptions", "InstallResult", "install_plan"]
 
 
 @dataclass(frozen=True)
@@ -94,19 +93,6 @@ class InstallResult:
             "removes": list(self.removes),
             "notes": list(self.notes),
         }
-
-
-def split_requirements(specs: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(torch-family requirements for the planner, everything else for the default index)."""
-    family: list[str] = []
-    other: list[str] = []
-    for spec in specs:
-        try:
-            name = Requirement(spec).name
-        except InvalidRequirement as exc:
-            raise UsageError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
-        (family if is_torch_family(name) else other).append(spec)
-    return family, other
 
 
 def install_plan(
