@@ -56,6 +56,16 @@ TargetOpt = Annotated[
         metavar="FILE|SPEC",
     ),
 ]
+TargetsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--target",
+        help="A machine to plan for (repeat for several): a saved `wheelfit detect --json` file, or key=value,... "
+        "with keys cuda (6.1+8.9), driver, rocm (gfx942+gfx90a), xpu, cpu (v3), os, arch, python. "
+        "Default: this machine.",
+        metavar="FILE|SPEC",
+    ),
+]
 KbOpt = Annotated[Path | None, typer.Option("--kb", help="Use this knowledge-base file instead of the built-in one.")]
 PytorchIndexOpt = Annotated[
     str | None,
@@ -265,7 +275,17 @@ def _interrupt_in(exc: BaseException) -> bool:
 
 def _register_more_commands() -> None:
     """Commands that live in their own modules register on ``app`` when imported."""
-    from . import install_cmd, variants_cmd, verify_cmd  # noqa: F401
+    from . import (  # noqa: F401
+        configure_cmd,
+        configure_pip_cmd,
+        configure_uv_cmd,
+        env_cmd,
+        install_cmd,
+        lock_cmd,
+        sync_cmd,
+        variants_cmd,
+        verify_cmd,
+    )
 
 
 _register_more_commands()

@@ -1,0 +1,1 @@
+"""``wheelfit configure pip``: registered on the app when this module is imported."""

@@ -1,0 +1,1 @@
+"""``wheelfit env``: registered on the app when this module is imported."""

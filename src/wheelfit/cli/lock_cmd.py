@@ -1,0 +1,1 @@
+"""``wheelfit lock``: registered on the app when this module is imported."""

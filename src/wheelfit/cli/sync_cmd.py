@@ -1,0 +1,1 @@
+"""``wheelfit sync``: registered on the app when this module is imported."""
