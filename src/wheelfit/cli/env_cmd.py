@@ -1,1 +1,109 @@
 """``wheelfit env``: registered on the app when this module is imported."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ..errors import UsageError
+from .app import (
+    AllowCpuOpt,
+    AllowHsaOverrideOpt,
+    ForceBuildOpt,
+    HttpTimeoutOpt,
+    KbOpt,
+    PreOpt,
+    PytorchIndexOpt,
+    SysrootOpt,
+    TargetsOpt,
+    TimeoutOpt,
+    TorchBackendOpt,
+    VariantIndexOpt,
+    app,
+    knowledge,
+)
+
+if TYPE_CHECKING:
+    from ..integrations.ci_env import Renderer
+
+__all__ = ["FORMATS", "env"]
+
+#: ``--format`` name -> its renderer, ``module:function`` under :mod:`wheelfit.integrations` (imported only when
+#: chosen: ``wheelfit`` starts without them). Each is a :data:`wheelfit.integrations.ci_env.Renderer`.
+FORMATS: dict[str, str] = {
+    "shell": "ci_env:render_shell",
+    "dotenv": "ci_env:render_dotenv",
+    "json": "ci_env:render_json",
+    "github": "github:render_github",
+}
+
+
+def renderer(name: str) -> Renderer:
+    module, _, function = FORMATS[name].partition(":")
+    found: Renderer = getattr(importlib.import_module(f"wheelfit.integrations.{module}"), function)
+    return found
+
+
+@app.command()
+def env(
+    requirements: Annotated[
+        list[str] | None, typer.Argument(help='What to plan: "torch", "torch==2.9.*", "torchvision", ...')
+    ] = None,
+    targets: TargetsOpt = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="shell (export lines for eval), dotenv (docker --env-file, compose env_file), json, github "
+            "($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY, ::warning:: annotations; the default when GITHUB_ACTIONS=true).",
+            metavar="|".join(FORMATS),
+        ),
+    ] = None,
+    as_matrix: Annotated[
+        bool,
+        typer.Option(
+            "--matrix",
+            help='Job-matrix JSON for the targets ({"include": [...]}, for fromJSON in strategy.matrix): printed, '
+            "or with --format github the output `matrix`.",
+        ),
+    ] = False,
+    sysroot: SysrootOpt = None,
+    probe_timeout: TimeoutOpt = 15.0,
+    kb_file: KbOpt = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Read no index: the knowledge base and the cached index pages.")
+    ] = False,
+    pytorch_index: PytorchIndexOpt = None,
+    variant_index: VariantIndexOpt = None,
+    allow_cpu: AllowCpuOpt = False,
+    pre: PreOpt = False,
+    torch_backend: TorchBackendOpt = None,
+    force_build: ForceBuildOpt = False,
+    allow_hsa_override: AllowHsaOverrideOpt = False,
+    http_timeout: HttpTimeoutOpt = None,
+) -> None:
+    """Print the plan as CI values: variant, index URL, pins, UV_TORCH_BACKEND, cache key (one set per --target)."""
+    from .. import api
+    from ..integrations.ci_env import apply_output, env_values, render_matrix
+
+    chosen = fmt or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "shell")
+    if chosen not in FORMATS:
+        raise UsageError(f"--format {chosen!r}: use one of {', '.join(FORMATS)}")
+    draw = render_matrix if as_matrix and chosen != "github" else renderer(chosen)
+    kb = knowledge(kb_file)
+    with api.network(os.environ, offline=offline, timeout=http_timeout) as net:
+        values = env_values(
+            requirements or ["torch"], targets or [], environ=os.environ, network=net, sysroot=sysroot,
+            probe_timeout=probe_timeout, kb=kb, pytorch_index=pytorch_index, variant_index=variant_index,
+            allow_cpu=allow_cpu, pre=pre, torch_backend=torch_backend, force=force_build,
+            allow_hsa_override=allow_hsa_override,
+        )  # fmt: skip
+    output = draw(values, os.environ)
+    apply_output(output)
+    for line in output.stderr:
+        sys.stderr.write(f"wheelfit: warning: {line}\n")
+    sys.stdout.write(output.stdout)
