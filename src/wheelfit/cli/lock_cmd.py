@@ -1,1 +1,76 @@
 """``wheelfit lock``: registered on the app when this module is imported."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .app import (
+    KbOpt,
+    PytorchIndexOpt,
+    SysrootOpt,
+    TargetsOpt,
+    TimeoutOpt,
+    app,
+    knowledge,
+)
+
+__all__ = ["lock"]
+
+RequirementsArg = Annotated[
+    list[str] | None, typer.Argument(help="Requirements to lock (pip's syntax); default: torch.", show_default=False)
+]
+RequirementFileOpt = Annotated[
+    list[str] | None,
+    typer.Option("--requirement", "-r", help="Lock what a requirements file lists (pip's format).", metavar="FILE"),
+]
+IndexUrlOpt = Annotated[
+    str | None,
+    typer.Option("--index-url", "-i", help="The default index (what is not torch-family).", metavar="URL"),
+]
+OutputOpt = Annotated[
+    Path,
+    typer.Option(
+        "--output", "-o", help="pylock.toml, or a .txt for the requirements form; several --target: one file "
+        "each beside it (pylock.<name>.toml).", metavar="FILE",
+    ),
+]  # fmt: skip
+FormatOpt = Annotated[
+    str | None,
+    typer.Option("--format", help="pylock (PEP 751) or requirements (pip --require-hashes); default: by -o's name."),
+]
+
+
+@app.command()
+def lock(
+    requirements: RequirementsArg = None,
+    output: OutputOpt = Path("pylock.toml"),
+    requirement_files: RequirementFileOpt = None,
+    targets: TargetsOpt = None,
+    fmt: FormatOpt = None,
+    index_url: IndexUrlOpt = None,
+    pytorch_index: PytorchIndexOpt = None,
+    sysroot: SysrootOpt = None,
+    probe_timeout: TimeoutOpt = 15.0,
+    kb_file: KbOpt = None,
+) -> None:
+    """Write a lock file (PEP 751 pylock.toml, or hash-pinned requirements) for this machine or each --target."""
+    from .. import api
+    from ..integrations.lock import lock as write_locks
+
+    kb = knowledge(kb_file)
+    with api.network(os.environ) as net:
+        done = write_locks(
+            requirements or [], requirement_files or [], targets or [], output, fmt=fmt, environ=os.environ,
+            network=net, cwd=Path.cwd(), sysroot=sysroot, probe_timeout=probe_timeout,
+            pytorch_index=pytorch_index, index_url=index_url, kb=kb,
+        )  # fmt: skip
+    for item in done:
+        plan = item.target.plan
+        typer.echo(
+            f"Locked {len(item.packages)} packages for {item.target.name} (torch {plan.torch_version}, "
+            f"{plan.variant}) into {item.path}"
+        )

@@ -27,7 +27,7 @@ from .family import is_torch_family
 from .target_env import TargetEnv
 from .wheelfile import checked_wheel
 
-__all__ = ["FetchedWheel", "LocalFiles", "LocalWheel", "WheelSource", "gather_family"]
+__all__ = ["FetchedWheel", "LocalFiles", "LocalWheel", "WheelSource", "agree", "gather_family", "select_family_wheel"]
 
 
 class WheelSource(Protocol):
@@ -108,13 +108,13 @@ def gather_family(
             if name in wave:
                 later.append((req, parent))  # checked against the chosen version once this wave is in
             elif name in chosen:
-                _agree(req, parent, chosen[name])
+                agree(req, parent, chosen[name].name, chosen[name].version)
             elif parent is not None and name in (keep or {}) and req.specifier.contains(
                 (keep or {})[name], prereleases=True
             ):
                 continue  # installed, and kept as it is
             else:
-                selection = _select(req, parent, source, env, tags, python)
+                selection = select_family_wheel(req, parent, source, env, tags, python)
                 wave[name] = (req, parent, selection.link)
                 warned[name] = selection.warnings
         on_disk = {name: _take(local, link) for name, (_req, _parent, link) in wave.items()}
@@ -147,17 +147,19 @@ def _take(local: LocalFiles | None, link: FileLink) -> LocalWheel | None:
     return None if local is None else local.take(link)
 
 
-def _agree(req: Requirement, parent: str | None, have: FetchedWheel) -> None:
-    if not req.specifier.contains(have.version, prereleases=True):
+def agree(req: Requirement, parent: str | None, name: str, version: Version) -> None:
+    """A second requirement on a package already chosen must admit the chosen version (no second pick)."""
+    if not req.specifier.contains(version, prereleases=True):
         raise InstallError(
-            f"{parent or 'the plan'} needs {req}, but {have.name} {have.version} was already chosen; "
+            f"{parent or 'the plan'} needs {req}, but {name} {version} was already chosen; "
             "pin a torch version whose companions agree"
         )
 
 
-def _select(
+def select_family_wheel(
     req: Requirement, parent: str | None, source: WheelSource, env: TargetEnv, tags: Sequence[Tag], python: str
 ) -> Selection:
+    """The file of ``source`` for ``req`` (needed by ``parent``) on ``env``; the one error naming the index."""
     name = canonicalize_name(req.name)
     listed = source.files(name)
     try:
