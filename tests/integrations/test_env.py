@@ -69,10 +69,15 @@ def test_exported_values_do_not_change_a_later_plan(env: dict[str, str]) -> None
     here = ["--offline", "--sysroot", str(ROOT / "tests/machines/cpu-alderlake-v3/root")]
     alone = _plan(here, env)
     assert alone["variant"] == "cpu"
-    script = f'eval "$({_wheelfit()} env --offline --target {PASCAL})"\n{_wheelfit()} plan --json {" ".join(here)}'
+    script = (
+        f'out="$({_wheelfit()} env --offline --target {PASCAL})" || exit 3\neval "$out"\n'
+        f'echo "${PREFIX}VARIANT"\n{_wheelfit()} plan --json {" ".join(here)}'
+    )
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
-    after = json.loads(done.stdout)
+    variant, _, rest = done.stdout.partition("\n")
+    assert variant == "cu126"  # the outputs are set in that shell
+    after = json.loads(rest)
     assert (after["variant"], after["packages"], after["warnings"]) == (
         alone["variant"],
         alone["packages"],

@@ -177,9 +177,10 @@ def test_any_value_reads_back_whole(value: str) -> None:
 
 def test_a_value_that_holds_the_delimiter_cannot_end_the_block() -> None:
     first = output_block("name", "v").split("\n")[0].split("<<")[1]
-    tricky = f"before\n{first}\nafter"
-    block = output_block("name", tricky)
-    assert parse_output_file(block) == {"name": tricky}
+    for tricky in (f"before\n{first}\nafter", f"{first}\n{first}_\n{first}__"):
+        block = output_block("name", tricky)
+        assert parse_output_file(block) == {"name": tricky}
+        assert block.split("\n")[0].split("<<")[1] not in tricky
 
 
 def test_annotation_escaping() -> None:

@@ -37,9 +37,10 @@ def annotation(kind: str, message: str, *, title: str | None = None) -> str:
 
 def output_block(name: str, value: str) -> str:
     """``name<<DELIMITER``, the value, the delimiter, each on its own line: the multi-line form, used for every
-    value as ``core.setOutput`` does. The delimiter is derived from the value and lengthened until it occurs in
-    no line of it, so the value cannot end the block early."""
-    delimiter = "ghadelimiter_" + hashlib.sha256(f"{name}\0{value}".encode()).hexdigest()[:32]
+    value as ``core.setOutput`` does. The delimiter (``ghadelimiter_`` and a digest of the name: the same text
+    for the same output) is lengthened until the value does not contain it, so the value cannot end the block
+    early. The runner reads lines: a CR before a LF in a value is lost (wheelfit's values have none)."""
+    delimiter = "ghadelimiter_" + hashlib.sha256(name.encode()).hexdigest()[:32]
     while delimiter in value:
         delimiter += "_"
     return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
