@@ -160,8 +160,9 @@ def test_matrix_under_github_is_the_matrix_output(env: dict[str, str], tmp_path:
     assert [(e["target"], e["variant"]) for e in include] == [(PASCAL, "cu126"), ("cpu=v3", "cpu")]
 
 
-def test_github_without_github_output_is_one_usage_error(env: dict[str, str]) -> None:
-    done = run_wheelfit(["env", "--format", "github", "--offline", "--target", "cpu=v3"], env)
+def test_github_without_github_output_is_one_usage_error(env: dict[str, str], tmp_path: Path) -> None:
+    """Said before anything is planned: the missing target file is never read."""
+    done = run_wheelfit(["env", "--format", "github", "--offline", "--target", str(tmp_path / "absent.json")], env)
     assert done.returncode == 2
     assert "$GITHUB_OUTPUT" in error_line(done.stderr)
     assert done.stdout == ""

@@ -94,6 +94,10 @@ def env(
     if chosen not in FORMATS:
         raise UsageError(f"--format {chosen!r}: use one of {', '.join(FORMATS)}")
     draw = render_matrix if as_matrix and chosen != "github" else renderer(chosen)
+    if chosen == "github":
+        from ..integrations.github import output_path
+
+        output_path(os.environ)  # no $GITHUB_OUTPUT: say so before detecting and planning
     kb = knowledge(kb_file)
     with api.network(os.environ, offline=offline, timeout=http_timeout) as net:
         values = env_values(

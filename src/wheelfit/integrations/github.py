@@ -16,7 +16,16 @@ from pathlib import Path
 from ..errors import UsageError
 from .ci_env import CiValues, EnvOutput, matrix
 
-__all__ = ["annotation", "escape_data", "escape_property", "output_block", "outputs", "render_github", "summary"]
+__all__ = [
+    "annotation",
+    "escape_data",
+    "escape_property",
+    "output_block",
+    "output_path",
+    "outputs",
+    "render_github",
+    "summary",
+]
 
 
 def escape_data(text: str) -> str:
@@ -104,16 +113,21 @@ def summary(values: Sequence[CiValues]) -> str:
     return "\n".join(parts)
 
 
-def render_github(values: Sequence[CiValues], environ: Mapping[str, str]) -> EnvOutput:
-    """Outputs appended to ``$GITHUB_OUTPUT`` (required), the summary to ``$GITHUB_STEP_SUMMARY`` (when set), and
-    the warnings as annotations on stdout, titled with the target."""
+def output_path(environ: Mapping[str, str]) -> Path:
+    """``$GITHUB_OUTPUT``, which ``--format github`` needs (checked before planning, so it fails at once)."""
     output = environ.get("GITHUB_OUTPUT")
     if not output:
         raise UsageError(
             "--format github appends to the file named by $GITHUB_OUTPUT, which is not set: "
             "run it in a GitHub Actions step or set GITHUB_OUTPUT to a file"
         )
-    appends = [(Path(output), "".join(output_block(k, val) for k, val in outputs(values).items()))]
+    return Path(output)
+
+
+def render_github(values: Sequence[CiValues], environ: Mapping[str, str]) -> EnvOutput:
+    """Outputs appended to ``$GITHUB_OUTPUT`` (required), the summary to ``$GITHUB_STEP_SUMMARY`` (when set), and
+    the warnings as annotations on stdout, titled with the target."""
+    appends = [(output_path(environ), "".join(output_block(k, val) for k, val in outputs(values).items()))]
     step_summary = environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         appends.append((Path(step_summary), summary(values) + "\n"))
