@@ -89,3 +89,41 @@ def test_os_of_a_sysroot_is_read_from_its_layout(tmp_path: Path) -> None:
     assert System.from_sysroot(tmp_path, environ={}).os_name == "Linux"
     make(tmp_path, "System/Library/CoreServices/SystemVersion.plist", "<plist/>")
     assert System.from_sysroot(tmp_path, environ={}).os_name == "Darwin"
+
+
+def test_a_tool_that_exits_is_not_waited_for_while_its_child_holds_the_output(tmp_path: Path) -> None:
+    # nvidia-smi answered and exited; a child it left (a daemon, a wrapper's `sleep &`) still holds stdout.
+    tool(tmp_path, "usr/bin/nvidia-smi", "sleep 30 &\necho '0, NVIDIA GeForce GTX 1080'")
+    s = System.from_sysroot(tmp_path, environ={}, command_timeout=20)
+    start = time.monotonic()
+    r = s.run("nvidia-smi")
+    assert time.monotonic() - start < 3  # not the 20 s deadline, nor the child's 30 s
+    assert r.ok and r.stdout == "0, NVIDIA GeForce GTX 1080\n"
+
+
+def test_a_flood_of_output_is_bounded_and_counted(tmp_path: Path) -> None:
+    from wheelfit_probekit.system import MAX_OUTPUT
+
+    # 6 MiB on stdout: more than the cap, and more than a pipe holds (a reader that stopped would hang it).
+    tool(tmp_path, "usr/bin/rocminfo", "head -c 6291456 /dev/zero | tr '\\\\0' x")
+    r = System.from_sysroot(tmp_path, environ={"PATH": "/usr/bin:/bin"}, command_timeout=20).run("rocminfo")
+    assert len(r.stdout) == MAX_OUTPUT
+    assert r.discarded == 6291456 - MAX_OUTPUT
+
+
+def test_a_fifo_where_a_sysfs_attribute_should_be_is_refused_at_once(tmp_path: Path) -> None:
+    # Opening a FIFO for reading blocks until a writer comes: the read would hold the detector forever.
+    fifo = tmp_path / "sys/module/nvidia/version"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    s = System.from_sysroot(tmp_path, environ={})
+    start = time.monotonic()
+    with pytest.raises(ProbeError, match=r"cannot read /sys/module/nvidia/version: it is a FIFO, not a regular file"):
+        s.read_text("/sys/module/nvidia/version")
+    assert time.monotonic() - start < 1
+
+
+def test_a_directory_where_a_file_should_be_is_a_probe_error(tmp_path: Path) -> None:
+    (tmp_path / "proc/cpuinfo").mkdir(parents=True)
+    with pytest.raises(ProbeError, match="it is a directory"):
+        System.from_sysroot(tmp_path, environ={}).read_text("/proc/cpuinfo")

@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     import subprocess
@@ -34,8 +35,11 @@ TOOL_DIRS: tuple[str, ...] = (
     "opt/intel/oneapi/compiler/latest/bin",
 )
 
-#: Cap on what a tool may print before it is treated as broken (bytes).
+#: Cap on what a tool may print before it is treated as broken (bytes); the rest is read and dropped.
 MAX_OUTPUT = 4 * 1024 * 1024
+#: How long output may keep coming after the tool itself has exited: a child it left behind (a daemon it
+#: started, a ``sleep &`` in a wrapper script) holds the pipes open and would make us wait the whole deadline.
+EXIT_GRACE = 0.5
 
 
 class ProbeError(Exception):
@@ -54,6 +58,8 @@ class CommandResult:
     returncode: int
     stdout: str
     stderr: str
+    #: Bytes the tool printed beyond :data:`MAX_OUTPUT` (stdout and stderr), read and dropped.
+    discarded: int = 0
 
     @property
     def ok(self) -> bool:
@@ -130,14 +136,23 @@ class System:
         failed probe rather than guessing.
         """
         try:
-            with self.path(relative).open("rb") as fh:
-                data = fh.read(limit + 1)
-        except FileNotFoundError:
-            return None
-        except NotADirectoryError:
+            # Non-blocking open, then only a regular file is read: a FIFO or device node where sysfs or procfs
+            # has an attribute would otherwise block the read (and the detector) forever.
+            fd = os.open(self.path(relative), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
             raise ProbeError(f"cannot read {relative}: {_os_reason(exc)}") from exc
+        try:
+            kind = os.fstat(fd).st_mode
+            if not stat.S_ISREG(kind):
+                raise ProbeError(f"cannot read {relative}: it is {_file_kind(kind)}, not a regular file")
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read(limit + 1)
+        except OSError as exc:
+            raise ProbeError(f"cannot read {relative}: {_os_reason(exc)}") from exc
+        finally:
+            os.close(fd)
         if len(data) > limit:
             raise ProbeError(f"{relative} is larger than {limit} bytes")
         return data.decode("utf-8", errors="replace")
@@ -210,21 +225,69 @@ class System:
             )
         except OSError as exc:
             raise ProbeError(f"{label} could not start: {_os_reason(exc)}") from exc
+        pipes = [_Drain(proc.stdout), _Drain(proc.stderr)]
         try:
-            out, err = proc.communicate(timeout=limit)
+            proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             raise ProbeTimeout(f"{label} did not answer within {limit:g} s and was stopped") from None
+        # The tool has exited; what it left running may still hold the pipes. Take what came, then stop them.
+        _join(pipes, EXIT_GRACE)
+        if any(pipe.running for pipe in pipes):
+            _kill_group(proc)
+            _join(pipes, EXIT_GRACE)
+        out, err = pipes
         return CommandResult(
             argv=(label, *args),
             returncode=proc.returncode,
-            stdout=out[:MAX_OUTPUT].decode("utf-8", errors="replace"),
-            stderr=err[:MAX_OUTPUT].decode("utf-8", errors="replace"),
+            stdout=out.text(),
+            stderr=err.text(),
+            discarded=out.dropped + err.dropped,
         )
 
     def run_python(self, code: str, timeout: float | None = None) -> CommandResult:
         """Run a snippet in a fresh, isolated interpreter (native-library probes live there)."""
         return self.run_path(sys.executable, "-I", "-S", "-c", code, timeout=timeout, display="python probe")
+
+
+class _Drain:
+    """Reads a pipe to its end in a thread, keeping the first :data:`MAX_OUTPUT` bytes: a tool that floods its
+    output can neither block on a full pipe nor fill memory."""
+
+    def __init__(self, stream: IO[bytes] | None) -> None:
+        import threading
+
+        self.kept = bytearray()
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes] | None) -> None:
+        if stream is None:
+            return
+        with contextlib.suppress(OSError, ValueError), stream:
+            while chunk := os.read(stream.fileno(), 1 << 16):
+                room = MAX_OUTPUT - len(self.kept)
+                self.kept += chunk[:room]
+                self.dropped += max(0, len(chunk) - room)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    def text(self) -> str:
+        return bytes(self.kept).decode("utf-8", errors="replace")
+
+
+def _join(pipes: list[_Drain], seconds: float) -> None:
+    import time
+
+    end = time.monotonic() + seconds
+    for pipe in pipes:
+        pipe.join(max(0.0, end - time.monotonic()))
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -237,7 +300,15 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     except OSError:
         proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):  # a process that survives SIGKILL
-        proc.communicate(timeout=2)
+        proc.wait(timeout=2)
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory")):  # fmt: skip
+        if test(mode):
+            return name
+    return "a special file"
 
 
 def _os_reason(exc: OSError) -> str:
@@ -267,4 +338,3 @@ def split_kv(text: str, sep: str = ":") -> dict[str, str]:
         if found and key.strip() and key.strip() not in out:
             out[key.strip()] = value.strip()
     return out
-
