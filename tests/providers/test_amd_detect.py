@@ -223,3 +223,18 @@ def test_no_amd_hardware_runs_no_tool(tmp_path: Path) -> None:
     assert result.accelerators == []
     assert failed(result) == []
     assert not any(r.source == "rocminfo" for r in result.probes)
+
+
+def test_a_rocminfo_that_repeats_its_agent_gives_one_gpu_and_says_so(tmp_path: Path) -> None:
+    t = Tree(tmp_path)
+    t.pci("0000:0b:00.0", 0x744C, render=128)
+    t.kfd()
+    t.write("opt/rocm/bin/out", rocminfo_agent("gfx1100", "AMD Radeon RX 7900 XTX", 0x744C, 0x0B00) * 5000)
+    t.tool("opt/rocm/bin/rocminfo", 'exec cat "$(dirname "$0")/out"\n')
+    result = t.probe()
+    acc = only(result)
+    assert (acc["source"], acc["gfx"], acc["slot"]) == ("rocminfo", "gfx1100", "0000:0b:00.0")
+    (record,) = [r for r in result.probes if r.source == "rocminfo"]
+    assert record.detail == (
+        "gfx1100 AMD Radeon RX 7900 XTX; 4999 repeated agent(s) discarded (one GPU per KFD node and PCI address)"
+    )

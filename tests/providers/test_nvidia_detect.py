@@ -131,3 +131,20 @@ def test_an_unreadable_version_file_is_a_failed_probe(tmp_path: Path) -> None:
     assert accels == []
     (bad,) = _failed(probes)
     assert bad.source == "sys-module-version" and "cannot read" in (bad.error or "")
+
+
+def test_a_tool_that_repeats_itself_gives_one_gpu_per_bus_id_and_says_what_it_dropped(tmp_path: Path) -> None:
+    # A broken nvidia-smi (or a wrapper looping over it) printing the same GPU 20000 times, and a second GPU twice.
+    _driver(tmp_path, minors=(0, 1))
+    _gpu(tmp_path, "0000:01:00.0", "1b80")
+    _gpu(tmp_path, "0000:02:00.0", "2684")
+    line = "0, NVIDIA GeForce GTX 1080, 00000000:01:00.0, 6.1, 570.86.15, GPU-1"
+    other = "1, NVIDIA GeForce RTX 4090, 00000000:02:00.0, 8.9, 570.86.15, GPU-2"
+    _smi(tmp_path, f'[ "$*" = "{QUERY}" ] || exit 64\ni=0\nwhile [ $i -lt 20000 ]; do echo "{line}"; i=$((i+1)); done\n'
+         f'echo "{other}"\necho "{other}"')  # fmt: skip
+    accels, probes = _run(tmp_path)
+    assert [(a["name"], a["index"]) for a in accels] == [("NVIDIA GeForce GTX 1080", 0), ("NVIDIA GeForce RTX 4090", 1)]
+    (note,) = [p for p in probes if p.source == "nvidia-smi-duplicates"]
+    assert note.detail == (
+        "20000 repeated GPU entries discarded (one GPU per PCI bus id): 0000:01:00.0 x19999, 0000:02:00.0 x1"
+    )

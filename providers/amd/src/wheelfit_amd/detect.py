@@ -171,12 +171,28 @@ def _rocminfo(system: System, rocm: RocmInstall, log: ProbeLog, needed: bool) ->
         except ProbeTimeout:
             timed_out = True
             raise
-        agents = parse_rocminfo(out.stdout)
+        agents, repeated = _one_per_agent(parse_rocminfo(out.stdout))
         if out.returncode != 0 and not agents:
             p.error = f"rocminfo exited with {out.returncode}: {out.first_line()}"
         else:
             p.detail = ", ".join(f"{a.gfx} {a.marketing_name or ''}".strip() for a in agents) or "no GPU agent"
+            if repeated:
+                p.detail += f"; {repeated} repeated agent(s) discarded (one GPU per KFD node and PCI address)"
     return agents, timed_out
+
+
+def _one_per_agent(agents: list[RocmAgent]) -> tuple[list[RocmAgent], int]:
+    """Agents with the KFD node and PCI address of one listed before are the same GPU printed again (a flood
+    from a broken tool must not become thousands of GPUs); agents with neither are kept as they are."""
+    seen: set[tuple[int | None, int | None]] = set()
+    kept: list[RocmAgent] = []
+    for a in agents:
+        key = (a.node, a.bdfid)
+        if key != (None, None) and key in seen:
+            continue
+        seen.add(key)
+        kept.append(a)
+    return kept, len(agents) - len(kept)
 
 
 def _enumerator(system: System, rocm: RocmInstall, log: ProbeLog) -> list[str]:

@@ -238,6 +238,27 @@ def _pci_gpus(system: System, log: ProbeLog) -> list[PciDevice]:
     return found
 
 
+def _one_per_bus(gpus: list[Gpu], log: ProbeLog) -> list[Gpu]:
+    """One GPU per PCI bus id, the first listed: a tool that repeats itself (a flood of identical lines) must
+    not become thousands of GPUs. What was dropped is said in the log."""
+    kept: dict[str, Gpu] = {}
+    rest: list[Gpu] = []
+    dropped: dict[str, int] = {}
+    for g in gpus:
+        if g.bus_id is None:
+            rest.append(g)
+        elif g.bus_id in kept:
+            dropped[g.bus_id] = dropped.get(g.bus_id, 0) + 1
+        else:
+            kept[g.bus_id] = g
+    if dropped:
+        shown = ", ".join(f"{bus} x{n}" for bus, n in sorted(dropped.items())[:4])
+        more = f" and {len(dropped) - 4} more bus ids" if len(dropped) > 4 else ""
+        with log.probe(f"{gpus[0].source}-duplicates") as p:
+            p.detail = f"{sum(dropped.values())} repeated GPU entries discarded (one GPU per PCI bus id): {shown}{more}"
+    return [*kept.values(), *rest]
+
+
 def _merge(gpus: list[Gpu], pci: dict[str, PciDevice], info: dict[str, GpuInformation]) -> None:
     for g in gpus:
         if g.bus_id is not None:
@@ -346,6 +367,7 @@ def detect_gpus(system: System, log: ProbeLog) -> list[dict[str, Any]]:
 
     if not gpus:
         gpus = [Gpu("pci-sysfs", normalize_bus_id(d.slot), pci=d) for d in pci_list]
+    gpus = _one_per_bus(gpus, log)
     if not gpus and drv.tegra:
         log.skipped("tegra", f"Jetson/Tegra integrated GPU (L4T driver {drv.version}): not reported by this provider")
     elif all(g.bus_id is not None for g in gpus):
