@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ import pytest
 
 from wheelfit.errors import UsageError
 from wheelfit.probe.registry import GROUP, LoadedProvider, discover, load
-from wheelfit.probe.runner import assemble, run_providers
+from wheelfit.probe.runner import assemble, detect, run_providers
 from wheelfit.report import Platform
 from wheelfit_probekit import ProbeLog, ProviderResult, System
 
@@ -119,3 +121,42 @@ def test_discovery_rules_on_a_made_up_path(tmp_path: Path) -> None:
         discover(disabled=["tpuu"], path=[str(first), str(second)])
     broken = load(found[0])  # the module does not exist: reported with the distribution's name
     assert broken.provider is None and "could not load provider 'npu' from acme-npu" in (broken.error or "")
+
+
+class HungMount(System):
+    """A machine whose kernel-release file never answers, as a file on a dead network mount does."""
+
+    released = threading.Event()
+
+    def read_text(self, relative: str, limit: int = 1 << 22) -> str | None:
+        if relative == "/proc/sys/kernel/osrelease":
+            self.released.wait(60)
+        return super().read_text(relative, limit)
+
+
+def test_a_platform_read_that_hangs_is_abandoned_and_said(tmp_path: Path) -> None:
+    (tmp_path / "sys/module/nvidia").mkdir(parents=True)
+    (tmp_path / "sys/module/nvidia/version").write_text("580.95.05\n")
+    system = HungMount.from_sysroot(tmp_path, environ={}, command_timeout=0.2)
+    start = time.monotonic()
+    try:
+        rep = detect(system).to_dict()
+    finally:
+        HungMount.released.set()
+    assert time.monotonic() - start < 10  # the deadline is the tool timeout + 5 s grace, not the read's 60 s
+    failed = [p for p in rep["probes"] if p["provider"] == "platform"]
+    assert failed and not failed[0]["ok"]
+    assert "did not finish" in failed[0]["error"] and "left unknown" in failed[0]["error"]
+    assert rep["platform"]["system"] == "unknown"
+    assert any(p["provider"] == "nvidia" for p in rep["probes"])  # the providers' findings are kept
+
+
+def test_a_fifo_in_sysfs_does_not_hold_detection(tmp_path: Path) -> None:
+    # A FIFO where the NVIDIA driver's version attribute should be: opening it for reading would block forever.
+    (tmp_path / "sys/module/nvidia").mkdir(parents=True)
+    os.mkfifo(tmp_path / "sys/module/nvidia/version")
+    start = time.monotonic()
+    rep = detect(System.from_sysroot(tmp_path, environ={}, command_timeout=2)).to_dict()
+    assert time.monotonic() - start < 5
+    named = [p for p in rep["probes"] if "it is a FIFO, not a regular file" in (p.get("error") or "")]
+    assert named and "/sys/module/nvidia/version" in named[0]["error"]

@@ -9,6 +9,7 @@ case of a hung file read.
 
 from __future__ import annotations
 
+import platform as _platform
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -29,8 +30,31 @@ GRACE_SECONDS = 5.0
 def detect(system: System, disabled: Iterable[str] = ()) -> HardwareReport:
     """Probe the machine that ``system`` describes."""
     loaded = [load(ep) for ep in discover(disabled)]
-    plat = Platform(**platform_info(system))
-    return assemble(plat, run_providers(system, loaded), sysroot=str(system.root) if system.is_sysroot else None)
+    started = time.perf_counter()
+    slot: list[object] = []
+    # The platform's reads (kernel release, libc, OS version) get the providers' deadline too: a read that hangs
+    # in the kernel (a dead network mount under the sysroot) must not hold detection.
+    reader = threading.Thread(target=_read_platform, args=(system, slot), name="probe-platform", daemon=True)
+    reader.start()
+    results = run_providers(system, loaded)
+    reader.join(max(0.0, system.command_timeout + GRACE_SECONDS - (time.perf_counter() - started)))
+    if slot and isinstance(slot[0], Platform):
+        plat = slot[0]
+    else:
+        ms = (time.perf_counter() - started) * 1000
+        why = f"crashed: {type(slot[0]).__name__}: {slot[0]}" if slot else f"did not finish within {ms / 1000:.1f} s"
+        results.append(("platform", _failed("platform", "platform", f"{why}; OS, libc and kernel left unknown", ms)))
+        # No further I/O here: a sysroot's OS is known only from its files, which are what hung.
+        osname = "unknown" if system.is_sysroot else system.os_name
+        plat = Platform(system=osname, machine=None, python=_platform.python_version())
+    return assemble(plat, results, sysroot=str(system.root) if system.is_sysroot else None)
+
+
+def _read_platform(system: System, slot: list[object]) -> None:
+    try:
+        slot.append(Platform(**platform_info(system)))
+    except Exception as exc:  # noqa: BLE001 - reported as a failed probe by the caller
+        slot.append(exc)
 
 
 def run_providers(system: System, providers: list[LoadedProvider]) -> list[tuple[str, ProviderResult]]:
