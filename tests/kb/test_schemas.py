@@ -49,6 +49,7 @@ def test_the_schemas_are_found() -> None:
         "providers/cpu/src/wheelfit_cpu/data/darwin_arm_features.schema.json",
         "providers/nvidia/src/wheelfit_nvidia/data/cuda_drivers.schema.json",
         "src/wheelfit/kb/data/pytorch.schema.json",
+        "src/wheelfit/kb/data/uv_preview.schema.json",
     } <= found
 
 
