@@ -1,1 +1,41 @@
 """``wheelfit sync``: registered on the app when this module is imported."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from .app import KbOpt, PytorchIndexOpt, SysrootOpt, TargetOpt, TimeoutOpt, app, knowledge
+from .configure_uv_cmd import ProjectOpt
+
+__all__ = ["sync"]
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def sync(
+    ctx: typer.Context,
+    target: TargetOpt = None,
+    sysroot: SysrootOpt = None,
+    probe_timeout: TimeoutOpt = 15.0,
+    kb_file: KbOpt = None,
+    pytorch_index: PytorchIndexOpt = None,
+    project: ProjectOpt = Path(),
+) -> None:
+    """Run `uv sync --extra <this machine's build>` (any other option goes to uv sync: --locked, --frozen, ...)."""
+    from .. import api
+    from ..integrations.uv_sync import choose_build, run_uv_sync
+
+    with api.network(os.environ) as net:
+        choice = choose_build(
+            project, target, list(ctx.args), environ=os.environ, network=net, sysroot=sysroot,
+            probe_timeout=probe_timeout, kb=knowledge(kb_file), pytorch_index=pytorch_index,
+        )  # fmt: skip
+    b = choice.build
+    sys.stderr.write(f"wheelfit: {b.extra or b.name}: torch {b.torch} ({b.variant}, {choice.why})\n")
+    sys.stderr.flush()
+    status = run_uv_sync(choice, project, os.environ)
+    if status:
+        raise typer.Exit(status)

@@ -1,0 +1,107 @@
+# ruff: noqa: F811 - the fixtures are imported, then named as parameters
+"""``wheelfit configure uv`` edits a real project's pyproject.toml, and real uv 0.13.9 locks and syncs from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tomlkit
+
+from ..install.conftest import Index, caches, import_torch, index, installed, run_wheelfit  # noqa: F401
+from .uv_helpers import ADA, PASCAL, PYPROJECT, configure, project, uv, uv_env
+
+
+def test_one_target_locks_and_syncs_the_planned_build_never_the_squatted_one(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    env = uv_env(index, caches)
+    root = project(tmp_path)
+    done = run_wheelfit(configure(root, index, "--target", PASCAL), env)
+    assert done.returncode == 0, done.stderr
+    data = tomlkit.parse((root / "pyproject.toml").read_text()).unwrap()
+    uv_table = data["tool"]["uv"]
+    assert uv_table["index"] == [{"name": "pytorch-cu126", "url": f"{index.pytorch}/cu126", "explicit": True}]
+    # torch from dependencies, torchvision from the dev group, and torch's Triton (a transitive dependency).
+    assert uv_table["sources"] == {n: {"index": "pytorch-cu126"} for n in ("torch", "torchvision", "triton")}
+    assert uv_table["constraint-dependencies"] == ["torch==2.14.1", "torchvision==0.29.1"]
+    # uv applies sources to direct dependencies only: without triton in the project uv looks for torch's
+    # triton==3.5.1 on the default index (which has only the squatted 99.0) and the lock fails.
+    assert "triton; sys_platform == 'linux'" in data["project"]["dependencies"]
+    assert data["tool"]["wheelfit"]["builds"][0]["variant"] == "cu126"
+
+    locked = uv(["lock"], root, env)
+    assert locked.returncode == 0, locked.stderr
+    lock = tomlkit.parse((root / "uv.lock").read_text()).unwrap()
+    sources = {p["name"]: (p["version"], p["source"].get("registry")) for p in lock["package"]}
+    assert sources["torch"] == ("2.14.1+cu126", f"{index.pytorch}/cu126")
+    assert sources["triton"] == ("3.5.1", f"{index.pytorch}/cu126")
+    assert sources["smallnum"] == ("1.0", index.default)
+    synced = uv(["sync", "--locked"], root, env)
+    assert synced.returncode == 0, synced.stderr
+    python = root / ".venv" / "bin" / "python"
+    assert import_torch(python, env) == ["2.14.1+cu126", "12.6", "None"]
+    have = installed(python, env)
+    assert (have["torchvision"], have["triton"]) == ("0.29.1+cu126", "3.5.1")  # never the default index's 99.0
+
+
+def test_comments_and_layout_are_kept_and_a_second_run_changes_nothing(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    env = uv_env(index, caches)
+    root = project(tmp_path)
+    path = root / "pyproject.toml"
+    assert run_wheelfit(configure(root, index, "--target", PASCAL, "--target", ADA), env).returncode == 0
+    first = path.read_text()
+    # Everything wheelfit does not own is there byte for byte: the comments, the untouched table, the layout.
+    assert first.startswith("# demo: a model server\n[project]\n")
+    assert 'dependencies = [\n    "smallnum>=1.0",  # an ordinary dependency\n]\n' in first
+    assert "\n[tool.ruff]\nline-length = 100   # wide\n" in first
+    again = run_wheelfit(configure(root, index, "--target", PASCAL, "--target", ADA), env)
+    assert again.returncode == 0, again.stderr
+    assert "unchanged" in again.stdout
+    assert path.read_text() == first
+
+
+def test_dry_run_writes_nothing_and_check_fails_until_configured(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    env = uv_env(index, caches)
+    root = project(tmp_path)
+    path = root / "pyproject.toml"
+    dry = run_wheelfit(configure(root, index, "--target", PASCAL, "--dry-run"), env)
+    assert dry.returncode == 0, dry.stderr
+    assert path.read_text() == PYPROJECT
+    assert dry.stdout.startswith("--- a/pyproject.toml\n+++ b/pyproject.toml\n")
+    assert '+torch = {index = "pytorch-cu126"}\n' in dry.stdout
+
+    check = run_wheelfit(configure(root, index, "--target", PASCAL, "--check"), env)
+    assert check.returncode == 1
+    assert check.stdout == dry.stdout  # what differs
+    assert check.stderr.startswith("wheelfit: error: ") and "does not match the plan" in check.stderr
+    assert path.read_text() == PYPROJECT
+
+    assert run_wheelfit(configure(root, index, "--target", PASCAL), env).returncode == 0
+    ok = run_wheelfit(configure(root, index, "--target", PASCAL, "--check"), env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # Another machine's plan (an RTX 4090: cu130) does not match the file written for a GTX 1080.
+    other = run_wheelfit(configure(root, index, "--target", ADA, "--check"), env)
+    assert other.returncode == 1
+    assert '\n-torch = {index = "pytorch-cu126"}\n' in other.stdout
+    assert '\n+torch = {index = "pytorch-cu130"}\n' in other.stdout
+
+
+def test_a_project_without_torch_gets_it_and_rocm_gets_its_own_triton(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    env = uv_env(index, caches)
+    text = '[project]\nname = "bare"\nversion = "0"\nrequires-python = ">=3.10"\ndependencies = []\n'
+    root = project(tmp_path, text)
+    done = run_wheelfit(configure(root, index, "--target", "rocm=gfx942"), env)
+    assert done.returncode == 0, done.stderr
+    data = tomlkit.parse((root / "pyproject.toml").read_text()).unwrap()
+    assert data["project"]["dependencies"] == ["torch", "pytorch-triton-rocm; sys_platform == 'linux'"]
+    assert set(data["tool"]["uv"]["sources"]) == {"torch", "pytorch-triton-rocm"}
+    locked = uv(["lock"], root, env)
+    assert locked.returncode == 0, locked.stderr
+    versions = {p["name"]: p["version"] for p in tomlkit.parse((root / "uv.lock").read_text()).unwrap()["package"]}
+    assert (versions["torch"], versions["pytorch-triton-rocm"]) == ("2.15.0+rocm7.14", "3.6.0")
