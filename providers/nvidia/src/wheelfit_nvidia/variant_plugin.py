@@ -47,7 +47,6 @@ SM_MAJORS = range(5, 13)
 MIN_SM = (5, 0)
 
 
-
 class OverrideError(ValueError):
     """An override variable holds a value the provider cannot read."""
 

@@ -107,9 +107,7 @@ class ProbeLog:
             error = f"{type(exc).__name__}: {exc}"
         ms = (time.perf_counter() - start) * 1000
         error = error or p.error
-        self.records.append(
-            ProbeRecord(self.provider, source, error is None, ms, p.detail, _one_line(error), p.hint)
-        )
+        self.records.append(ProbeRecord(self.provider, source, error is None, ms, p.detail, _one_line(error), p.hint))
 
     def skipped(self, source: str, why: str) -> None:
         """Record a source that was not tried (e.g. a native library under a sysroot)."""
