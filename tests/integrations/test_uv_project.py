@@ -7,7 +7,8 @@ from pathlib import Path
 
 import tomlkit
 
-from ..install.conftest import Index, caches, import_torch, index, installed, run_wheelfit  # noqa: F401
+from ..conftest import MACHINES
+from ..install.conftest import Index, caches, error_line, import_torch, index, installed, run_wheelfit  # noqa: F401
 from .uv_helpers import ADA, PASCAL, PYPROJECT, configure, project, uv, uv_env
 
 
@@ -105,3 +106,64 @@ def test_a_project_without_torch_gets_it_and_rocm_gets_its_own_triton(
     assert locked.returncode == 0, locked.stderr
     versions = {p["name"]: p["version"] for p in tomlkit.parse((root / "uv.lock").read_text()).unwrap()["package"]}
     assert (versions["torch"], versions["pytorch-triton-rocm"]) == ("2.15.0+rocm7.14", "3.6.0")
+
+
+def test_two_targets_lock_both_extras_and_each_machine_syncs_its_own_build(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    env = uv_env(index, caches)
+    root = project(tmp_path)
+    done = run_wheelfit(configure(root, index, "--target", PASCAL, "--target", ADA), env)
+    assert done.returncode == 0, done.stderr
+    assert "wheelfit sync" in done.stdout
+    data = tomlkit.parse((root / "pyproject.toml").read_text()).unwrap()
+    extras = data["project"]["optional-dependencies"]
+    assert set(extras) == {"cu126", "cu130"}
+    # uv's guide's pattern: the two extras conflict, each source names its extra; no torch outside the extras.
+    assert data["tool"]["uv"]["conflicts"] == [[{"extra": "cu126"}, {"extra": "cu130"}]]
+    assert data["tool"]["uv"]["sources"]["torch"] == [
+        {"index": "pytorch-cu126", "extra": "cu126"},
+        {"index": "pytorch-cu130", "extra": "cu130"},
+    ]
+    assert not [r for r in data["project"]["dependencies"] if r.startswith("torch")]
+
+    locked = uv(["lock"], root, env)
+    assert locked.returncode == 0, locked.stderr
+    lock = tomlkit.parse((root / "uv.lock").read_text()).unwrap()
+    torches = {p["version"]: p["source"]["registry"] for p in lock["package"] if p["name"] == "torch"}
+    assert torches == {"2.14.1+cu126": f"{index.pytorch}/cu126", "2.15.0+cu130": f"{index.pytorch}/cu130"}
+
+    # A plain `uv sync` (the mistake of astral-sh/uv#10360) installs no torch at all, never the wrong build.
+    plain = uv(["sync", "--locked"], root, env)
+    assert plain.returncode == 0, plain.stderr
+    python = root / ".venv" / "bin" / "python"
+    assert "torch" not in installed(python, env)
+
+    # The GTX 1080 machine, detected from its sysroot, gets the cu126 build; the RTX 4090 by its recorded target.
+    gtx = run_wheelfit(["sync", "--project", str(root), "--sysroot", str(MACHINES / "nvidia-gtx1080" / "root"),
+                        "--locked"], env)  # fmt: skip
+    assert gtx.returncode == 0, gtx.stderr
+    assert "cu126: torch 2.14.1 (cu126, planned for this machine)" in gtx.stderr
+    assert import_torch(python, env) == ["2.14.1+cu126", "12.6", "None"]
+    ada = run_wheelfit(["sync", "--project", str(root), "--target", ADA, "--locked"], env)
+    assert ada.returncode == 0, ada.stderr
+    assert "recorded target" in ada.stderr
+    assert import_torch(python, env)[0] == "2.15.0+cu130"
+
+
+def test_sync_refuses_a_machine_the_project_has_no_build_for(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    env = uv_env(index, caches)
+    root = project(tmp_path)
+    assert run_wheelfit(configure(root, index, "--target", PASCAL, "--target", ADA), env).returncode == 0
+    rocm = run_wheelfit(["sync", "--project", str(root), "--target", "rocm=gfx942"], env)
+    assert rocm.returncode == 1
+    line = error_line(rocm.stderr)
+    assert "has no build for --target rocm=gfx942" in line and "cu126, cu130" in line
+    assert not (root / ".venv").exists()  # uv was never run
+    (tmp_path / "other").mkdir()
+    bare = project(tmp_path / "other")
+    none = run_wheelfit(["sync", "--project", str(bare)], env)
+    assert none.returncode == 1
+    assert "no builds in [tool.wheelfit]" in error_line(none.stderr)
