@@ -369,8 +369,10 @@ def _variant_plan(
     from urllib.parse import urlsplit
 
     from packaging.utils import canonicalize_name
+    from packaging.version import Version
 
     from .index.variant_index import read_variant_index, variant_set, wheel_core_metadata
+    from .integrations.uv_variants import plan_notes
     from .kb.candidates import knowledge_set
     from .resolve import Machine, resolve
     from .variants.candidates import dependencies
@@ -404,7 +406,14 @@ def _variant_plan(
     )
     variant = VariantEnvironment.from_properties(chosen.variant, chosen.variant_properties)
     metadata = wheel_core_metadata(network.index, link, network.downloader)
-    return replace(chosen, dependencies=dependencies(metadata, here.markers, variant, link.filename)), []
+    # Whether uv's wheel-variant preview would install the same, and if not why, in uv's words.
+    variants_file = found.metadata[Version(chosen.torch_version)]
+    uv_notes = plan_notes(url, variants_file.filename, variants_file.metadata, chosen.variant, link.filename, metadata)
+    return replace(
+        chosen,
+        dependencies=dependencies(metadata, here.markers, variant, link.filename),
+        warnings=(*chosen.warnings, *uv_notes),
+    ), []
 
 
 # -- installing -----------------------------------------------------------------------------------------------
@@ -744,9 +753,7 @@ def _with_pin(chosen: Plan, name: str, version: str) -> Plan:
     """``chosen`` with ``name`` pinned at exactly ``version`` (a file the user gave)."""
     from .resolve.plan import PackagePin
 
-    pins = tuple(
-        PackagePin(p.name, version, f"{p.name}=={version}") if p.name == name else p for p in chosen.packages
-    )
+    pins = tuple(PackagePin(p.name, version, f"{p.name}=={version}") if p.name == name else p for p in chosen.packages)
     return replace(chosen, packages=pins)
 
 

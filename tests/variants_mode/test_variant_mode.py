@@ -154,7 +154,8 @@ def test_cpu_only_machine_gets_the_null_variant(variant_root: Path, http: httpx.
     assert plan.variant == "null" and plan.mode == "variant"
     assert plan.packages[0].filename == "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-null.whl"
     assert plan.dependencies == ("filelock",)
-    assert not plan.warnings
+    # The one warning: PyTorch's schema v0.0.3 is one uv's preview cannot read (tests/integrations/test_uv_variants.py).
+    assert [w for w in plan.warnings if "wheel-variant preview cannot install" not in w] == []
 
 
 def test_a_label_without_a_wheel_for_the_platform_is_skipped(
@@ -265,7 +266,8 @@ def test_when_no_label_serves_every_gpu_the_most_capable_ones_are_served(
     with serve(variant_root) as url:
         plan = plan_for(report, url, http, tmp_path)
     assert plan.variant == "cuda13.0"
-    assert len(plan.warnings) == 1 and "not used by this build: target GPU sm_50" in plan.warnings[0]
+    mine = [w for w in plan.warnings if "wheel-variant preview cannot install" not in w]
+    assert len(mine) == 1 and "not used by this build: target GPU sm_50" in mine[0]
 
 
 def test_yanked_wheels_only_for_an_exact_pin(tmp_path: Path, realdata: Path, http: httpx.Client) -> None:

@@ -39,6 +39,7 @@ FORMATS: dict[str, str] = {
     "dotenv": "ci_env:render_dotenv",
     "json": "ci_env:render_json",
     "github": "github:render_github",
+    "uv-variants": "uv_variants:render_uv_variants",
 }
 
 
@@ -59,7 +60,8 @@ def env(
         typer.Option(
             "--format",
             help="shell (export lines for eval), dotenv (docker --env-file, compose env_file), json, github "
-            "($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY, ::warning:: annotations; the default when GITHUB_ACTIONS=true).",
+            "($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY, ::warning:: annotations; the default when GITHUB_ACTIONS=true), "
+            "uv-variants (export lines that make uv's --preview-features wheel-variants choose for the target).",
             metavar="|".join(FORMATS),
         ),
     ] = None,
