@@ -70,7 +70,6 @@ def lock(
         )  # fmt: skip
     for item in done:
         plan = item.target.plan
-        typer.echo(
-            f"Locked {len(item.packages)} packages for {item.target.name} (torch {plan.torch_version}, "
-            f"{plan.variant}) into {item.path}"
-        )
+        count = f"{len(item.packages)} package{'s' if len(item.packages) != 1 else ''}"
+        family = ", ".join(f"{f.name} {f.version}" for f in item.family) or "no torch-family package"
+        typer.echo(f"Locked {count} for {item.target.name} ({plan.variant}: {family}) into {item.path}")

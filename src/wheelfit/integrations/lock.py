@@ -14,10 +14,11 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomllib
+import tomlkit
 from packaging.utils import canonicalize_name
 
 from ..errors import UsageError
@@ -111,7 +112,7 @@ def lock(
         if path in locked:
             continue  # the same build for the same platform and Python: the same file
         others = [r.line() for r in reqs.for_environment(_machine(tp).markers).requirements if r not in family]
-        locked[path] = lock_target(tp, others, config, network, environ, path, kind)
+        locked[path] = lock_target(tp, others, config, network, environ, path, kind, only_needed=not family)
     for item in locked.values():
         write_atomically(item.path, item.text)
     return list(locked.values())
@@ -125,15 +126,28 @@ def lock_target(
     environ: Mapping[str, str],
     path: Path,
     kind: str,
+    *,
+    only_needed: bool = False,
 ) -> LockedTarget:
-    """One target's lock, not yet written."""
+    """One target's lock, not yet written. ``only_needed`` (no torch-family package was asked for): the lock
+    holds only the family files the rest of the closure depends on, still from the plan's index."""
     from ..install.source import IndexSource
     from . import pylock
 
     found = _machine(tp)
     source = IndexSource(tp.plan.index_url, network.index, network.downloader)
     files = tuple(family_files(tp.plan, found, source, MetadataReader(network.index.core_metadata, source)))
-    resolved = _compile(files, others, found, config.default_index, environ, offline=network.offline)
+    compile_with = partial(
+        _compile, others=others, found=found, default_index=config.default_index, environ=environ,
+        offline=network.offline,
+    )  # fmt: skip
+    resolved = None
+    if only_needed:  # what the rest needs of the family, read from uv's closure without it
+        resolved = compile_with(())
+        wanted = {canonicalize_name(str(p["name"])) for p in resolved.get("packages", [])}
+        files = _needed(files, {name for name in wanted if is_torch_family(name)})
+    if resolved is None or files:
+        resolved = compile_with(files)
     packages = _merge(files, resolved, config.default_index)
     render = pylock.render_pylock if kind == "pylock" else pylock.render_requirements
     text = render(tp, found, files, packages, config.default_index)
@@ -166,6 +180,16 @@ def uv_platform(found: Machine) -> str:
     return f"{'aarch64' if arch == 'arm64' else arch}-apple-darwin"
 
 
+def _needed(files: Sequence[FamilyFile], names: set[str]) -> tuple[FamilyFile, ...]:
+    """The plan's files for ``names`` and, transitively, the family files those need (torch's Triton)."""
+    keep = set(names)
+    while True:
+        more = {f.name for f in files if f.needed_by is not None and canonicalize_name(f.needed_by.split()[0]) in keep}
+        if more <= keep:
+            return tuple(f for f in files if f.name in keep)
+        keep |= more
+
+
 def _machine(tp: TargetPlan) -> Machine:
     from ..resolve import Machine
 
@@ -174,14 +198,15 @@ def _machine(tp: TargetPlan) -> Machine:
 
 def _compile(
     files: Sequence[FamilyFile],
+    *,
     others: Sequence[str],
     found: Machine,
     default_index: str,
     environ: Mapping[str, str],
-    *,
     offline: bool,
 ) -> dict[str, Any]:
-    """uv's PEP 751 lock of the family's files plus ``others`` for the target, as ``tomllib`` reads it."""
+    """uv's PEP 751 lock of the family's files plus ``others`` for the target, as plain Python data (tomlkit:
+    ``tomllib`` is 3.11 and later)."""
     from ..install.uv import find_uv
 
     python = found.markers.get("python_full_version", found.python)
@@ -201,7 +226,7 @@ def _compile(
             lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()]
             why = " ".join(lines)[:600] or f"exit code {done.returncode}"
             raise LockError(f"uv pip compile could not resolve the rest of the lock: {why}")
-        return tomllib.loads(out.read_text(encoding="utf-8"))
+        return tomlkit.parse(out.read_text(encoding="utf-8")).unwrap()
 
 
 def _merge(files: Sequence[FamilyFile], resolved: Mapping[str, Any], default_index: str) -> tuple[dict[str, Any], ...]:
