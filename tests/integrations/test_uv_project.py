@@ -167,3 +167,31 @@ def test_sync_refuses_a_machine_the_project_has_no_build_for(
     none = run_wheelfit(["sync", "--project", str(bare)], env)
     assert none.returncode == 1
     assert "no builds in [tool.wheelfit]" in error_line(none.stderr)
+
+
+def test_a_tampered_project_is_refused_by_uv_and_by_check(index: Index, caches: dict[str, str], tmp_path: Path) -> None:
+    """Sources moved to the default index (where torch 99.0 is squatted): uv sync --locked refuses, never the squatter,
+    and ``configure uv --check`` names the change; a changed torch hash in uv.lock: uv refuses the file."""
+    env = uv_env(index, caches)
+    root = project(tmp_path)
+    path = root / "pyproject.toml"
+    assert run_wheelfit(configure(root, index, "--target", PASCAL), env).returncode == 0
+    assert uv(["lock"], root, env).returncode == 0
+    configured, lock = path.read_text(), (root / "uv.lock").read_text()
+
+    path.write_text(configured.replace('torch = {index = "pytorch-cu126"}\n', ""))
+    stale = uv(["sync", "--locked"], root, env)
+    # uv re-resolves to check the lock: with torch only on the default index, 2.14.1 is unsatisfiable there.
+    assert stale.returncode != 0, stale.stderr
+    assert "needs to be updated" in stale.stderr or "torch==2.14.1" in stale.stderr, stale.stderr
+    check = run_wheelfit(configure(root, index, "--target", PASCAL, "--check"), env)
+    assert check.returncode == 1 and '\n+torch = {index = "pytorch-cu126"}\n' in check.stdout
+    assert not (root / ".venv" / "lib").exists() or "torch" not in installed(root / ".venv" / "bin" / "python", env)
+
+    path.write_text(configured)
+    data = tomlkit.parse(lock).unwrap()
+    (torch,) = [p for p in data["package"] if p["name"] == "torch"]
+    sha = torch["wheels"][0]["hash"].removeprefix("sha256:")
+    (root / "uv.lock").write_text(lock.replace(sha, ("0" if sha[0] != "0" else "1") + sha[1:]))
+    refused = uv(["sync", "--locked"], root, env)
+    assert refused.returncode != 0 and "Hash mismatch" in refused.stderr, refused.stderr
