@@ -2,26 +2,34 @@
 
 The checks follow pip (``utils/unpacking.py::is_within_directory``), pypa/installer #317 and uv's member-name
 validation): a member that could land outside the install directories rejects the whole wheel, so nothing of it
-is ever installed.
+is ever installed. The archive is read raw (:mod:`.zipcheck`) so that every installer sees the same members, and
+every member's real bytes are checked against RECORD (:mod:`.record`) in one parallel streaming pass.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import posixpath
 import re
-import zipfile
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.parser import BytesHeaderParser
 from pathlib import Path
+from typing import BinaryIO
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from ..errors import first_line
 from ..fetch.cache import memo_read, memo_write
 from .errors import UnsafeWheelError
+from .record import RecordEntry, check_entry_points, parse_record, script_problem, unrecorded_ok
+from .zipcheck import Member, read_member, scan, stream_member
 
 __all__ = ["WheelInfo", "checked_wheel", "member_problem", "read_wheel"]
 
@@ -29,7 +37,10 @@ __all__ = ["WheelInfo", "checked_wheel", "member_problem", "read_wheel"]
 MAX_RATIO = 200
 #: Real torch CUDA wheels unpack to ~6 GB; anything larger than this is refused.
 MAX_UNPACKED = 32 * 1024**3
-
+#: METADATA, RECORD and entry_points.txt are read whole; a torch RECORD is ~1.5 MB.
+MAX_SMALL = 64 * 1024**2
+#: What the memo says it checked: memos written by an older, weaker check are not trusted.
+MEMO_FORMAT = 2
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -63,76 +74,170 @@ def member_problem(name: str) -> str | None:
 def checked_wheel(path: Path) -> WheelInfo:
     """:func:`read_wheel`, remembered beside ``path`` while the file is unchanged (its cache fingerprint).
 
-    A torch wheel has ~12,000 members; checking them again on every warm install costs a third of a second.
+    A torch wheel has ~12,000 members and 6 GB to hash; checking them again on every warm install would cost
+    seconds.
     """
     memo = path.with_name(f".{path.name}.checked.json")
     data = memo_read(memo, path)
-    if data is not None:
+    if data is not None and data.get("format") == MEMO_FORMAT:
         with contextlib.suppress(KeyError, TypeError, ValueError, InvalidRequirement):  # unreadable: check again
             return WheelInfo(data["name"], Version(data["version"]), tuple(Requirement(r) for r in data["requires"]))
     info = read_wheel(path)
-    record = {"name": info.name, "version": str(info.version), "requires": [str(r) for r in info.requires]}
+    record = {
+        "format": MEMO_FORMAT,
+        "name": info.name,
+        "version": str(info.version),
+        "requires": [str(r) for r in info.requires],
+    }
     memo_write(memo, path, record)
     return info
 
 
-def read_wheel(path: Path) -> WheelInfo:
-    """Check ``path``'s archive and return its name, version and dependencies; raise UnsafeWheelError if unsafe."""
+def read_wheel(path: Path, workers: int | None = None) -> WheelInfo:
+    """Check ``path``'s archive and RECORD; return its name, version and dependencies, or raise UnsafeWheelError."""
     try:
         name, version, _build, _tags = parse_wheel_filename(path.name)
-    except InvalidWheelFilename as exc:
+    except (InvalidWheelFilename, InvalidVersion) as exc:
         raise UnsafeWheelError(f"{path.name} is not a valid wheel file name: {exc}") from exc
     try:
-        with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-            metadata = _check_members(path.name, name, version, infos)
-            raw = archive.read(metadata)
-    except zipfile.BadZipFile as exc:
+        with path.open("rb") as f:
+            members = scan(f, os.fstat(f.fileno()).st_size, path.name)
+            by_name = {m.name: m for m in members}
+            dist_info = _check_members(path.name, name, version, members)
+            raw = read_member(f, by_name[f"{dist_info}/METADATA"], path.name, MAX_SMALL)
+            record_member = by_name.get(f"{dist_info}/RECORD")
+            if record_member is None:
+                raise UnsafeWheelError(f"{path.name}: has no {dist_info}/RECORD; refusing to install it")
+            record = parse_record(read_member(f, record_member, path.name, MAX_SMALL), dist_info, path.name)
+            entry_points = by_name.get(f"{dist_info}/entry_points.txt")
+            if entry_points is not None:
+                check_entry_points(read_member(f, entry_points, path.name, MAX_SMALL), path.name)
+    except OSError as exc:
         raise UnsafeWheelError(
-            f"{path.name} is not a readable zip archive ({exc}); delete it and download again"
+            f"{path.name}: cannot be read ({first_line(exc)}); delete it and download again"
         ) from exc
+    _check_record(path, members, record, dist_info, workers)
+    return _metadata(path.name, name, version, raw)
+
+
+def _metadata(filename: str, name: str, version: Version, raw: bytes) -> WheelInfo:
     headers = BytesHeaderParser().parsebytes(raw)
-    meta_name = headers.get("Name", "")
-    if canonicalize_name(meta_name) != name or Version(headers.get("Version", "0")) != version:
+    meta_name = str(headers.get("Name", ""))
+    try:
+        meta_version = Version(str(headers.get("Version", "0")))
+    except InvalidVersion:
+        meta_version = None
+    if canonicalize_name(meta_name) != name or meta_version != version:
         raise UnsafeWheelError(
-            f"{path.name}: METADATA says {meta_name} {headers.get('Version')}, not what the file name says"
+            f"{filename}: METADATA says {meta_name} {headers.get('Version')}, not what the file name says"
         )
     requires: list[Requirement] = []
     for line in headers.get_all("Requires-Dist") or ():
         try:
-            requires.append(Requirement(line))
+            requires.append(Requirement(str(line)))
         except InvalidRequirement as exc:
-            raise UnsafeWheelError(f"{path.name}: cannot read Requires-Dist {line!r}: {first_line(exc)}") from exc
+            raise UnsafeWheelError(f"{filename}: cannot read Requires-Dist {line!r}: {first_line(exc)}") from exc
     return WheelInfo(name, version, tuple(requires))
 
 
-def _check_members(filename: str, name: str, version: Version, infos: list[zipfile.ZipInfo]) -> str:
-    seen: set[str] = set()
+def _check_members(filename: str, name: str, version: Version, members: Sequence[Member]) -> str:
+    """Names, sizes and layout of the members; return the one ``.dist-info`` directory."""
     dist_infos: set[str] = set()
     total = 0
-    for info in infos:
-        problem = member_problem(info.filename)
+    for member in members:
+        problem = member_problem(member.name)
         if problem:
             raise UnsafeWheelError(f"{filename}: {problem}; refusing to install it")
-        if info.filename in seen:
-            raise UnsafeWheelError(f"{filename}: member {info.filename!r} appears twice; refusing to install it")
-        seen.add(info.filename)
-        total += info.file_size
-        if info.compress_size and info.file_size > MAX_RATIO * info.compress_size and info.file_size > 1024**2:
-            raise UnsafeWheelError(f"{filename}: member {info.filename!r} expands {MAX_RATIO}x or more (zip bomb?)")
-        top = info.filename.split("/", 1)[0]
+        total += member.file_size
+        if member.file_size > 1024**2 and member.file_size > MAX_RATIO * member.compress_size:
+            raise UnsafeWheelError(f"{filename}: member {member.name!r} expands {MAX_RATIO}x or more (zip bomb?)")
+        top, _, rest = member.name.partition("/")
         if top.endswith(".dist-info"):
             dist_infos.add(top)
+        if top.endswith(".data") and rest.startswith("scripts/") and not member.is_dir:
+            script = rest[len("scripts/") :]
+            problem = script_problem(script)
+            if problem:
+                raise UnsafeWheelError(f"{filename}: {top}/scripts/ has {problem}; refusing to install it")
     if total > MAX_UNPACKED:
         raise UnsafeWheelError(f"{filename}: unpacks to {total} bytes, more than any real wheel; refusing it")
     if len(dist_infos) != 1:
         raise UnsafeWheelError(f"{filename}: has {len(dist_infos)} .dist-info directories, a wheel has exactly one")
     dist_info = dist_infos.pop()
-    stem = dist_info[: -len(".dist-info")]
-    dist_name, _, dist_version = stem.rpartition("-")
-    if canonicalize_name(dist_name) != name or Version(dist_version) != version:
+    dist_name, _, dist_version = dist_info[: -len(".dist-info")].rpartition("-")
+    try:
+        matches = canonicalize_name(dist_name) == name and Version(dist_version) == version
+    except InvalidVersion:
+        matches = False
+    if not matches:
         raise UnsafeWheelError(f"{filename}: its {dist_info} does not match the file name")
-    metadata = f"{dist_info}/METADATA"
-    if metadata not in seen:
-        raise UnsafeWheelError(f"{filename}: has no {metadata}")
-    return metadata
+    if f"{dist_info}/METADATA" not in {m.name for m in members}:
+        raise UnsafeWheelError(f"{filename}: has no {dist_info}/METADATA")
+    return dist_info
+
+
+def _check_record(
+    path: Path, members: Sequence[Member], record: dict[str, RecordEntry | None], dist_info: str, workers: int | None
+) -> None:
+    """Every file member is in RECORD with its real size and hash, and RECORD names nothing else."""
+    filename = path.name
+    files = [m for m in members if not m.is_dir]
+    for member in files:
+        if member.name not in record:
+            if unrecorded_ok(member.name, dist_info):
+                continue
+            raise UnsafeWheelError(f"{filename}: member {member.name!r} is not in its RECORD; refusing to install it")
+        entry = record[member.name]
+        if entry is not None and entry.size != member.file_size:
+            raise UnsafeWheelError(
+                f"{filename}: member {member.name!r} is {member.file_size} bytes, RECORD says {entry.size}; "
+                "refusing to install it"
+            )
+    present = {m.name for m in files}
+    for recorded in record:
+        if recorded not in present:
+            raise UnsafeWheelError(
+                f"{filename}: RECORD lists {recorded!r}, which the wheel lacks; refusing to install it"
+            )
+    _hash_all(path, files, record, workers)
+
+
+def _hash_all(path: Path, files: Sequence[Member], record: dict[str, RecordEntry | None], workers: int | None) -> None:
+    """Stream and hash every member on a thread pool (zlib and hashlib release the GIL on 1 MiB chunks)."""
+    count = workers or min(8, (os.cpu_count() or 1) + 1)
+    ordered = sorted(files, key=lambda m: m.compress_size, reverse=True)
+    batches = [ordered[i :: count * 4] for i in range(count * 4)]
+    stop = threading.Event()
+
+    def run(batch: list[Member]) -> None:
+        with path.open("rb") as f:
+            for member in batch:
+                if stop.is_set():
+                    return
+                try:
+                    _hash_one(f, member, record.get(member.name), path.name)
+                except BaseException:
+                    stop.set()
+                    raise
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        futures = [pool.submit(run, batch) for batch in batches if batch]
+    try:
+        for future in futures:
+            future.result()
+    except OSError as exc:
+        raise UnsafeWheelError(
+            f"{path.name}: cannot be read ({first_line(exc)}); delete it and download again"
+        ) from exc
+
+
+def _hash_one(f: BinaryIO, member: Member, entry: RecordEntry | None, filename: str) -> None:
+    hasher = hashlib.new(entry.algorithm) if entry is not None else None
+    for chunk in stream_member(f, member, filename):
+        if hasher is not None:
+            hasher.update(chunk)
+    if hasher is not None and entry is not None and hasher.digest() != entry.digest:
+        raise UnsafeWheelError(
+            f"{filename}: member {member.name!r} does not match its RECORD {entry.algorithm} hash; "
+            "refusing to install it"
+        )
