@@ -48,6 +48,8 @@ def parse_cpuid_dump(text: str) -> dict[tuple[int, int], Registers]:
         if len(parts) != 6:
             raise ValueError(f"CPUID dump line {n} has {len(parts)} fields, expected 6")
         a, c, eax, ebx, ecx, edx = (int(p, 0) for p in parts)
+        if not all(0 <= v <= 0xFFFFFFFF for v in (a, c, eax, ebx, ecx, edx)):
+            raise ValueError(f"CPUID dump line {n} has a value that is not a 32-bit register")
         out[(a, c)] = (eax, ebx, ecx, edx)
     return out
 

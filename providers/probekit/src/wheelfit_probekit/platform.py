@@ -100,11 +100,11 @@ def _libc(system: System, osname: str) -> str | None:
 
 def parse_ldd_version(text: str) -> str | None:
     """``ldd (Debian GLIBC 2.36-9+deb12u4) 2.36`` -> ``glibc 2.36``; musl's banner -> ``musl 1.2.4``."""
-    m = re.search(r"^ldd \(.*\) (\d+\.\d+)", text, re.MULTILINE)
+    m = re.search(r"^ldd \(.*\) (\d+\.\d+)", text, re.MULTILINE | re.ASCII)
     if m:
         return f"glibc {m.group(1)}"
     if "musl" in text:
-        v = re.search(r"^Version (\d+\.\d+(?:\.\d+)?)", text, re.MULTILINE)
+        v = re.search(r"^Version (\d+\.\d+(?:\.\d+)?)", text, re.MULTILINE | re.ASCII)
         return f"musl {v.group(1)}" if v else "musl"
     return None
 
