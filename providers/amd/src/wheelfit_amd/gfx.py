@@ -16,7 +16,7 @@ __all__ = ["OVERRIDE_VAR", "Override", "decode_target_version", "gfx_name", "hsa
 
 OVERRIDE_VAR = "HSA_OVERRIDE_GFX_VERSION"
 
-_OVERRIDE_RE = re.compile(r"\s*(\d+)\.(\d+)\.(\d+)")
+_OVERRIDE_RE = re.compile(r"\s*(\d+)\.(\d+)\.(\d+)", re.ASCII)  # %u reads ASCII digits only
 
 
 def gfx_name(major: int, minor: int, step: int) -> str:

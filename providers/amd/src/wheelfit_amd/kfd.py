@@ -39,11 +39,14 @@ def parse_properties(text: str) -> dict[str, str]:
     return out
 
 
-def _int(props: dict[str, str], key: str) -> int | None:
-    try:
-        return int(props[key])
-    except (KeyError, ValueError):
+def _int(props: dict[str, str], key: str, limit: int | None = None) -> int | None:
+    """An unsigned decimal as KFD prints it (``%u``/``%llu``), at most ``limit``; ``None`` for anything else
+    (``int`` alone would take ``-1``, ``+7``, ``1_0`` and non-ASCII digits, and a PCI id must fit its 16 bits)."""
+    value = props.get(key, "")
+    if not (value.isascii() and value.isdigit()):
         return None
+    number = int(value)
+    return number if limit is None or number <= limit else None
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,8 @@ def node_from_properties(node: int, props: dict[str, str]) -> KfdNode | None:
     gfx = decode_target_version(_int(props, "gfx_target_version") or 0)
     if gfx is None or _int(props, "vendor_id") != AMD_VENDOR_ID:
         return None
-    location = _int(props, "location_id")
-    domain = _int(props, "domain") or 0
+    location = _int(props, "location_id", 0xFFFF)  # bus << 8 | devfn
+    domain = _int(props, "domain", 0xFFFFFFFF) or 0
     slot = None
     if location is not None:
         bus, devfn = location >> 8, location & 0xFF
@@ -80,7 +83,7 @@ def node_from_properties(node: int, props: dict[str, str]) -> KfdNode | None:
     return KfdNode(
         node=node,
         gfx=gfx,
-        device_id=_int(props, "device_id") or 0,
+        device_id=_int(props, "device_id", 0xFFFF) or 0,
         slot=slot,
         render_minor=minor if minor else None,
         compute_units=simds // per_cu if simds and per_cu else None,

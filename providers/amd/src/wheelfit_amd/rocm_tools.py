@@ -78,7 +78,7 @@ def parse_rocminfo(text: str) -> list[RocmAgent]:
                 node=_to_int(fields.get("Node")),
                 chip_id=int(chip.group(1)) if chip else None,
                 compute_units=_to_int(fields.get("Compute Unit")),
-                bdfid=_to_int(fields.get("BDFID")),
+                bdfid=_to_int(fields.get("BDFID"), 0xFFFF),
             )
         )
     return agents
@@ -94,11 +94,13 @@ def parse_agent_enumerator(text: str) -> list[str]:
     return out
 
 
-def _to_int(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
+def _to_int(value: str | None, limit: int | None = None) -> int | None:
+    """An unsigned decimal as rocminfo prints it, at most ``limit``; ``None`` for anything else (``int`` alone
+    takes ``-1`` and non-ASCII digits, which would make a ``bus_devfn`` such as ``-1:1f.7``)."""
+    if value is None or not (value.isascii() and value.isdigit()):
         return None
+    number = int(value)
+    return number if limit is None or number <= limit else None
 
 
 def tool_environ(system: System) -> System:
