@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .report import HardwareReport
     from .resolve import BuildVerdict, Request
     from .resolve.plan import Plan
+    from .resolve.request import BackendHow
     from .variants.metadata import VariantsMetadata
     from .variants.ranking import Ranking
 
@@ -276,10 +277,10 @@ def plan(
         environ, pytorch_index=pytorch_index, index_url=index_url, extra_index_urls=tuple(extra_index_urls)
     )
     base = config.pytorch_base
-    backend, backend_from = _torch_backend(torch_backend, config.torch_backend, config.torch_backend_from, environ)
+    backend, backend_from, how = _torch_backend(torch_backend, config.torch_backend, config.torch_backend_from, environ)
     request = Request.parse(
         requirements or ["torch"], allow_cpu=allow_cpu, index_base=base, pre=pre, torch_backend=backend,
-        torch_backend_from=backend_from, force=force, allow_hsa_override=allow_hsa_override,
+        torch_backend_from=backend_from, torch_backend_how=how, force=force, allow_hsa_override=allow_hsa_override,
     )  # fmt: skip
     knowledge = kb if kb is not None else load_knowledge()
     notes = [*target.notes, *config.notes]
@@ -339,22 +340,23 @@ def judge_build(
 
 def _torch_backend(
     given: str | None, from_url: str | None, url_from: str, environ: Mapping[str, str]
-) -> tuple[str | None, str]:
-    """The build the user chose and how: ``--torch-backend``, else an index URL ending in a variant, else
-    ``UV_TORCH_BACKEND`` (uv's variable: the library honours it, not only the command line)."""
+) -> tuple[str | None, str, BackendHow]:
+    """The build the user chose, where, and what kind of place that is: ``--torch-backend``, else an index URL
+    ending in a variant, else ``UV_TORCH_BACKEND`` (uv's variable: the library honours it, not only the command
+    line)."""
     from .resolve.request import check_backend
 
     if given is not None:
         chosen = check_backend(given, "--torch-backend")
         if from_url is not None and chosen is not None and chosen != from_url:
             raise UsageError(f"--torch-backend {chosen} and {url_from} ask for different builds: give one")
-        return chosen, "--torch-backend"
+        return chosen, "--torch-backend", "option"
     if from_url is not None:
-        return from_url, url_from
+        return from_url, url_from, "index-url"
     variable = environ.get("UV_TORCH_BACKEND")
     if variable:
-        return check_backend(variable, "UV_TORCH_BACKEND"), "UV_TORCH_BACKEND="
-    return None, "--torch-backend"
+        return check_backend(variable, "UV_TORCH_BACKEND"), "UV_TORCH_BACKEND", "variable"
+    return None, "--torch-backend", "option"
 
 
 def _variant_plan(

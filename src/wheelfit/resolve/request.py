@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -13,7 +14,11 @@ from ..kb.candidates import label_kind
 from ..kb.overrides import rocm_known_broken, rocm_overrides
 from .machine import ResolveError
 
-__all__ = ["COMPANIONS", "DEFAULT_INDEX", "TRITONS", "Request", "check_backend"]
+__all__ = ["COMPANIONS", "DEFAULT_INDEX", "TRITONS", "BackendHow", "Request", "check_backend"]
+
+#: Where a choice of build came from: ``--torch-backend``, ``UV_TORCH_BACKEND``, an index URL ending in a
+#: variant (``--index-url .../whl/cu128``), or a local label in a pin (``torch==2.9.0+cu128``).
+BackendHow = Literal["option", "variable", "index-url", "pin"]
 
 DEFAULT_INDEX = "https://download.pytorch.org/whl"
 
@@ -36,12 +41,12 @@ def check_backend(value: str, source: str) -> str | None:
     return text
 
 
-def _said(source: str, backend: str) -> str:
+def _said(source: str, backend: str, how: BackendHow) -> str:
     """How the plan names the choice: ``--torch-backend cu128``, ``UV_TORCH_BACKEND=cu128``, or an index URL's
-    own words (``--index-url ends in /cu128``)."""
-    if " ends in /" in source:
+    own words (``--index-url ends in /cu128``, already said whole by :mod:`wheelfit.index.config`)."""
+    if how == "index-url":
         return source
-    return f"{source}{backend}" if source.endswith("=") else f"{source} {backend}"
+    return f"{source}={backend}" if how == "variable" else f"{source} {backend}"
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ class Request:
     torch_backend: str | None = None
     #: Where that choice came from, as the plan says it (``--torch-backend cu128``, ``torch==2.9.0+cu128``).
     torch_backend_from: str = ""
+    #: What kind of place that is: an index URL's choice is said in its own words by the plan.
+    torch_backend_how: BackendHow | None = None
     #: ``--force-build``: plan the chosen build even when it has no kernels for this machine (warned).
     force: bool = False
     #: ``--allow-hsa-override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION.
@@ -74,6 +81,7 @@ class Request:
         *,
         torch_backend: str | None = None,
         torch_backend_from: str = "--torch-backend",
+        torch_backend_how: BackendHow = "option",
         **kwargs: object,
     ) -> Request:
         """The request of ``specs``; a local label in one of them (``torch==2.9.0+cu128``) chooses the build, as
@@ -98,18 +106,24 @@ class Request:
         if len(labels) > 1:
             raise UsageError(f"the requirements ask for different builds ({', '.join(labels.values())}): ask for one")
         backend = check_backend(torch_backend, torch_backend_from) if torch_backend is not None else None
-        chosen_from = _said(torch_backend_from, backend) if backend else ""
+        chosen_from = _said(torch_backend_from, backend, torch_backend_how) if backend else ""
+        how: BackendHow | None = torch_backend_how if backend else None
         if labels:
             label, where = next(iter(labels.items()))
             if label_kind(label) is None:
                 raise UsageError(f"{where}: +{label} is not a PyTorch build (cpu, xpu, cuNNN, rocmX.Y)")
             if backend is not None and backend != label:
                 raise UsageError(f"{where} asks for the {label} build, {chosen_from} for another: ask for one")
+            if backend is None:
+                how = "pin"
             backend, chosen_from = label, chosen_from or where
         if not any(canonicalize_name(r.name) == "torch" for r in reqs):
             reqs.insert(0, Requirement("torch"))
         reqs.sort(key=lambda r: canonicalize_name(r.name) != "torch")
-        return cls(tuple(reqs), torch_backend=backend, torch_backend_from=chosen_from, **kwargs)  # type: ignore[arg-type]
+        return cls(
+            tuple(reqs), torch_backend=backend, torch_backend_from=chosen_from, torch_backend_how=how,
+            **kwargs,  # type: ignore[arg-type]
+        )  # fmt: skip
 
     @property
     def torch(self) -> Requirement:

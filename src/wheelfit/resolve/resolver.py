@@ -137,7 +137,7 @@ def _chosen_plan(pool: _Pool) -> Plan:
     said = request.torch_backend_from
     chosen = (
         f"{said}: planning the {label} build, as --torch-backend {label}"
-        if " ends in /" in said
+        if request.torch_backend_how == "index-url"
         else f"the {label} build was chosen by the user ({said})"
     )
     warnings: list[str] = []
