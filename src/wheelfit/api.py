@@ -609,9 +609,7 @@ def install_requirements(
     )  # fmt: skip
     env = pending.result()
     asked = asked.for_environment(env.markers)
-    wanted = sort_wanted(
-        [r.spec for r in asked.requirements], [*constraints, *(c.spec for c in asked.constraints)], env.markers
-    )
+    wanted = sort_wanted(asked.requirements, [*constraints, *(c.spec for c in asked.constraints)], env.markers)
     notes: list[str] = []
     if config.extra_index_urls:
         notes.append(

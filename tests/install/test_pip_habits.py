@@ -156,6 +156,23 @@ def test_a_wheel_given_as_a_path_or_url_is_installed_as_given_and_judged(
     assert "sm_61" in done.stdout and "installed as given" in _words(done.stdout)
 
 
+def test_a_torch_file_that_is_missing_or_unfetchable_is_a_usage_error_naming_where_it_was_written(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("# the build we tested\n./torch-2.14.1+cu126-py3-none-any.whl\n")
+    common = ["--python", str(python), "--target", RTX_3090, *_indexes(index), "--no-verify"]
+    done = _run(["install", "-r", str(reqs), *common], env)
+    assert done.returncode == 2, done.stderr
+    line = error_line(done.stderr)
+    assert line.startswith(f"wheelfit: error: {reqs}:2: ") and line.endswith("no such file"), line
+    done = _run(["install", "torch @ ftp://mirror.example/torch-2.14.1+cu126-py3-none-any.whl", *common], env)
+    assert done.returncode == 2, done.stderr
+    assert "give an https://, http:// or file: URL" in error_line(done.stderr)
+    assert "torch" not in installed(python, env)
+
+
 # -- upgrades and switches ---------------------------------------------------------------------------------------
 
 

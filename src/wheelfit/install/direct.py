@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from packaging.requirements import Requirement
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..errors import UsageError
 from ..fetch.download import Downloader, DownloadRequest
 from ..index.links import FileLink
+from ..requirements import ParsedRequirement
 from .gather import WheelSource
 
 __all__ = ["DirectFile", "DirectSource", "direct_file"]
@@ -36,33 +36,24 @@ class DirectFile:
         return self.version.local
 
 
-def direct_file(req: Requirement) -> DirectFile:
-    """What ``name @ url`` names; a :class:`UsageError` for anything but a wheel of that project."""
+def direct_file(req: ParsedRequirement) -> DirectFile:
+    """The wheel a torch-family direct or local requirement names, as :mod:`wheelfit.requirements` read it (name,
+    version and hashes from there, never parsed again); a :class:`UsageError` for a missing file or a URL scheme
+    wheelfit cannot fetch."""
     url = req.url or ""
+    if req.name is None or req.version is None or req.archive != "wheel":  # RequirementSet.split refuses these
+        raise UsageError(f"{req.origin}: {req.text}: wheelfit installs torch-family packages from built wheels")
     parts = urlsplit(url)
     filename = unquote(parts.path.rsplit("/", 1)[-1])
-    try:
-        name, version, _build, _tags = parse_wheel_filename(filename)
-    except InvalidWheelFilename:
-        raise UsageError(
-            f"{req.name} @ {url}: not a wheel file name; wheelfit installs torch-family packages from built wheels"
-        ) from None
-    if name != canonicalize_name(req.name):
-        raise UsageError(f"{req.name} @ {url}: the file is a wheel of {name}, not {req.name}")
-    hashes = {}
-    for item in parts.fragment.split("&"):
-        algorithm, _, digest = item.partition("=")
-        if algorithm == "sha256" and digest:
-            hashes["sha256"] = digest.lower()
-    plain_url = parts._replace(fragment="").geturl()
+    hashes = {a: d for a, _, d in (h.partition(":") for h in req.hashes) if a == "sha256"}
     path = None
-    if parts.scheme == "file":
-        path = Path(unquote(parts.path))
+    if req.path is not None:
+        path = Path(req.path)
         if not path.is_file():
-            raise UsageError(f"{req.name} @ {url}: no such file")
+            raise UsageError(f"{req.origin}: {req.text}: no such file")
     elif parts.scheme not in ("http", "https"):
-        raise UsageError(f"{req.name} @ {url}: give an https://, http:// or file: URL, or a path to a wheel")
-    return DirectFile(str(name), version, FileLink(filename, plain_url, hashes), path)
+        raise UsageError(f"{req.origin}: {req.text}: give an https://, http:// or file: URL, or a path to a wheel")
+    return DirectFile(req.name, req.version, FileLink(filename, parts._replace(fragment="").geturl(), hashes), path)
 
 
 @dataclass

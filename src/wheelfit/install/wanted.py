@@ -10,6 +10,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ..errors import UsageError, first_line
+from ..requirements import ParsedRequirement
 from .family import is_torch_family
 
 __all__ = ["Wanted", "sort_wanted"]
@@ -19,8 +20,9 @@ __all__ = ["Wanted", "sort_wanted"]
 class Wanted:
     #: Torch-family requirements for the planner: no extras, no markers, the user's constraints folded in.
     family: tuple[Requirement, ...] = ()
-    #: Torch-family direct references (``torch @ https://...whl``, ``torch @ file:///...``), as written.
-    direct: tuple[Requirement, ...] = ()
+    #: Torch-family direct references (``torch @ https://...whl``, ``torch @ file:///...``, ``./torch-...whl``),
+    #: as :mod:`wheelfit.requirements` read them.
+    direct: tuple[ParsedRequirement, ...] = ()
     #: Everything else, as written, for the backend and the default index.
     other: tuple[str, ...] = ()
     #: Constraints on names that are not torch-family, for the backend's constraints file.
@@ -40,28 +42,30 @@ def _parse(text: str) -> Requirement:
         raise UsageError(f"cannot read the requirement {text!r}: {first_line(exc)}") from exc
 
 
-def sort_wanted(requirements: Sequence[str], constraints: Sequence[str], markers: Mapping[str, str]) -> Wanted:
-    """Sort ``requirements`` (as :mod:`wheelfit.requirements` read them for the target: markers applied, paths
-    made ``name @ file:///...``) and ``constraints`` (requirement strings, markers evaluated with ``markers``).
+def sort_wanted(
+    requirements: Sequence[ParsedRequirement], constraints: Sequence[str], markers: Mapping[str, str]
+) -> Wanted:
+    """Sort ``requirements`` (as :mod:`wheelfit.requirements` read them for the target: markers applied) and
+    ``constraints`` (requirement strings, markers evaluated with ``markers``).
 
     A torch-family constraint narrows the planner's requirement of the same name, as pip's ``-c`` narrows what
     it may choose; it adds no package of its own.
     """
     family: dict[str, Requirement] = {}
-    direct: list[Requirement] = []
+    direct: list[ParsedRequirement] = []
     other: list[str] = []
     extras: dict[str, tuple[str, ...]] = {}
     environment = {**markers, "extra": ""}
-    for text in requirements:
-        req = _parse(text)
-        name = canonicalize_name(req.name)
-        if not is_torch_family(name):
-            other.append(text)
+    for parsed in requirements:
+        name = parsed.name
+        if name is None or parsed.requirement is None or not is_torch_family(name):
+            other.append(parsed.spec)
             continue
-        if req.extras:
-            extras[name] = tuple(sorted(set(extras.get(name, ())) | req.extras))
-        if req.url:
-            direct.append(req)
+        req = parsed.requirement
+        if parsed.extras:
+            extras[name] = tuple(sorted(set(extras.get(name, ())) | parsed.extras))
+        if parsed.kind != "named":
+            direct.append(parsed)
             continue
         plain = Requirement(f"{req.name}{req.specifier}")
         if name in family:  # `torch>=2.8 torch<2.10`: both hold
