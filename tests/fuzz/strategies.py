@@ -63,6 +63,12 @@ TRICKY = (
 )
 
 
+def arabic(text: str) -> str:
+    """``text`` with its digits in Arabic-Indic script: ``\\d`` and ``int`` accept them, the kernel and the tools
+    never write them, so a parser that takes them reports a number no other program would read."""
+    return text.translate({ord("0") + i: 0x0660 + i for i in range(10)})
+
+
 def sample(rel: str) -> str:
     """A recorded file under tests/machines or tests/data/realdata, as text."""
     for base in (MACHINES, REALDATA):

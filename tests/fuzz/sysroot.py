@@ -15,9 +15,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from hypothesis import settings
+
 from wheelfit_probekit import ProviderResult, System
 
-__all__ = ["Tree", "assert_no_bug", "tree"]
+__all__ = ["SLOW", "Tree", "assert_no_bug", "tree"]
+
+#: For end-to-end targets (a sysroot per example, a tool run): half the profile's examples, so the ``ci`` run stays
+#: short and ``HYPOTHESIS_PROFILE=fuzz`` still scales them up.
+SLOW = settings(max_examples=max(20, settings().max_examples // 2))
 
 #: Builtin exception class names: a probe error starting with ``Name:`` is a Python exception, not a finding.
 _EXCEPTIONS = frozenset(

@@ -22,7 +22,7 @@ from wheelfit_amd.rocm_tools import parse_agent_enumerator, parse_rocminfo
 from wheelfit_amd.rocm_version import parse_version_file
 
 from .strategies import binary_text, junk, near_valid, samples, texts
-from .sysroot import assert_no_bug, tree
+from .sysroot import SLOW, assert_no_bug, tree
 
 PROPERTIES = samples("amd-*/root/sys/class/kfd/kfd/topology/nodes/*/properties", limit=40)
 ROCMINFO = samples("amd-*/root/opt/rocm/bin/rocminfo.out")
@@ -104,6 +104,7 @@ PCI_FILE = st.sampled_from(["0x1002\n", "0x744c\n", "0x030000\n", "0x120000\n", 
     near_valid(VERSIONS) | junk(),
     st.sampled_from([{}, {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}, {"HSA_OVERRIDE_GFX_VERSION_1": "x"}]),
 )
+@SLOW
 def test_the_provider_reports_gpus_or_failed_probes(
     nodes: list[str], pci: list[tuple[str, str, str]], version: str, environ: dict[str, str]
 ) -> None:

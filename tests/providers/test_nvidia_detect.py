@@ -146,5 +146,31 @@ def test_a_tool_that_repeats_itself_gives_one_gpu_per_bus_id_and_says_what_it_dr
     assert [(a["name"], a["index"]) for a in accels] == [("NVIDIA GeForce GTX 1080", 0), ("NVIDIA GeForce RTX 4090", 1)]
     (note,) = [p for p in probes if p.source == "nvidia-smi-duplicates"]
     assert note.detail == (
-        "20000 repeated GPU entries discarded (one GPU per PCI bus id): 0000:01:00.0 x19999, 0000:02:00.0 x1"
+        "20000 repeated GPU entries discarded (one GPU per PCI bus id and index): 0000:01:00.0 x19999, 0000:02:00.0 x1"
     )
+
+
+def test_two_gpus_claiming_one_index_keep_the_first(tmp_path: Path) -> None:
+    # Issue 15 (fuzzing): an index is the CUDA ordinal, so a second GPU at index 0 would make visibility wrong.
+    _driver(tmp_path, minors=(0, 1))
+    _gpu(tmp_path, "0000:01:00.0", "1b80")
+    _gpu(tmp_path, "0000:07:00.0", "20b0")
+    _smi(tmp_path, f'[ "$*" = "{QUERY}" ] || exit 64\n'
+         'echo "0, NVIDIA GeForce GTX 1080, 00000000:01:00.0, 6.1, 580.95.05, GPU-1"\n'
+         'echo "0, NVIDIA A100-SXM4-40GB, 00000000:07:00.0, 8.0, 580.95.05, GPU-2"')  # fmt: skip
+    accels, probes = _run(tmp_path)
+    assert [(a["name"], a["index"]) for a in accels] == [("NVIDIA GeForce GTX 1080", 0)]
+    (note,) = [p for p in probes if p.source == "nvidia-smi-duplicates"]
+    assert note.detail == "1 repeated GPU entries discarded (one GPU per PCI bus id and index): index 0 x1"
+
+
+def test_an_nvidia_smi_index_too_large_for_a_machine_is_refused(tmp_path: Path) -> None:
+    # Issue 15 (fuzzing): the index sizes a per-index table; 99999999 would have allocated 800 MB.
+    _driver(tmp_path, minors=(0,))
+    _gpu(tmp_path, "0000:01:00.0", "1b80")
+    _smi(tmp_path, f'[ "$*" = "{QUERY}" ] || exit 64\n'
+         'echo "99999999, NVIDIA GeForce GTX 1080, 00000000:01:00.0, 6.1, 580.95.05, GPU-1"')  # fmt: skip
+    accels, probes = _run(tmp_path)
+    assert accels[0]["source"] == "pci-sysfs"  # nvidia-smi's line is refused; the PCI bus still shows the GPU
+    (smi,) = [p.error for p in probes if p.source == "nvidia-smi"]
+    assert smi is not None and smi.startswith("unrecognised output: '99999999, NVIDIA GeForce GTX 1080")

@@ -49,3 +49,11 @@ def test_notes_say_why_parsing_stopped() -> None:
 def test_no_gpus() -> None:
     assert parse_visible_devices(None, []).visible == ()
     assert parse_visible_devices("0", []).visible == ()
+
+
+def test_an_index_too_long_for_int_or_in_other_scripts_is_invalid() -> None:
+    # Issue 15 (fuzzing): int() refuses 4300+ digits with a ValueError that ended the whole NVIDIA detection;
+    # CUDA reads the index with strtoul, ASCII digits only, so Arabic-Indic zero is no index 0.
+    long = parse_visible_devices("0," + "9" * 5000, UUIDS)
+    assert long.visible == (0,) and long.note == "stopped at index 999999999999 is out of range (4 GPUs)"
+    assert parse_visible_devices("\u0660", UUIDS).visible == ()

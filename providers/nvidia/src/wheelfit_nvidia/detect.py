@@ -239,23 +239,32 @@ def _pci_gpus(system: System, log: ProbeLog) -> list[PciDevice]:
 
 
 def _one_per_bus(gpus: list[Gpu], log: ProbeLog) -> list[Gpu]:
-    """One GPU per PCI bus id, the first listed: a tool that repeats itself (a flood of identical lines) must
-    not become thousands of GPUs. What was dropped is said in the log."""
+    """One GPU per PCI bus id and per index, the first listed: a tool that repeats itself (a flood of identical
+    lines) must not become thousands of GPUs, and an index is the GPU's CUDA ordinal, so two GPUs cannot share
+    one. What was dropped is said in the log."""
     kept: dict[str, Gpu] = {}
     rest: list[Gpu] = []
     dropped: dict[str, int] = {}
+    indices: set[int] = set()
     for g in gpus:
+        if g.bus_id in kept or g.index in indices:
+            key = g.bus_id if g.bus_id in kept else f"index {g.index}"
+            dropped[key] = dropped.get(key, 0) + 1
+            continue
+        if g.index is not None:
+            indices.add(g.index)
         if g.bus_id is None:
             rest.append(g)
-        elif g.bus_id in kept:
-            dropped[g.bus_id] = dropped.get(g.bus_id, 0) + 1
         else:
             kept[g.bus_id] = g
     if dropped:
         shown = ", ".join(f"{bus} x{n}" for bus, n in sorted(dropped.items())[:4])
         more = f" and {len(dropped) - 4} more bus ids" if len(dropped) > 4 else ""
         with log.probe(f"{gpus[0].source}-duplicates") as p:
-            p.detail = f"{sum(dropped.values())} repeated GPU entries discarded (one GPU per PCI bus id): {shown}{more}"
+            p.detail = (
+                f"{sum(dropped.values())} repeated GPU entries discarded (one GPU per PCI bus id and index): "
+                f"{shown}{more}"
+            )
     return [*kept.values(), *rest]
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .procfs import normalize_bus_id
+from .smi import MAX_GPUS
 from .versions import cuda_from_int, is_driver_version
 
 __all__ = ["CHILD_CODE", "NativeGpu", "NativeReport", "parse_native"]
@@ -196,13 +197,15 @@ def _pci_id(value: Any) -> str | None:
 
 def _gpus(section: dict[str, Any]) -> list[NativeGpu]:
     gpus: list[NativeGpu] = []
-    for d in section.get("devices") or []:
-        if not isinstance(d, dict) or not isinstance(d.get("index"), int) or d.get("error"):
+    devices = section.get("devices")
+    for d in devices if isinstance(devices, list) else []:
+        index = d.get("index") if isinstance(d, dict) else None
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < MAX_GPUS or d.get("error"):
             continue
         uuid = _str(d.get("uuid"))
         gpus.append(
             NativeGpu(
-                index=d["index"],
+                index=index,
                 name=_str(d.get("name")),
                 compute_capability=_cc(d.get("cc")),
                 bus_id=normalize_bus_id(d["bus_id"]) if isinstance(d.get("bus_id"), str) else None,
@@ -215,7 +218,10 @@ def _gpus(section: dict[str, Any]) -> list[NativeGpu]:
 
 def parse_native(stdout: str) -> NativeReport:
     """Parse the child's JSON; raises ``ValueError`` when it is not the expected object."""
-    data = json.loads(stdout.strip().splitlines()[-1] if stdout.strip() else "")
+    try:
+        data = json.loads(stdout.strip().splitlines()[-1] if stdout.strip() else "")
+    except RecursionError:  # nesting deeper than the interpreter's limit: not the child's one flat object
+        raise ValueError("the native probe printed JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise ValueError("the native probe printed something other than a JSON object")
     report = NativeReport()

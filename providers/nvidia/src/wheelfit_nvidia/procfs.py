@@ -14,6 +14,8 @@ from wheelfit_probekit import split_kv
 
 __all__ = ["GpuInformation", "normalize_bus_id", "parse_information"]
 
+#: ``/dev/nvidiaN``: a Linux minor number has 20 bits (``MINORBITS``, include/linux/kdev_t.h).
+_MINOR_RE = re.compile(r"[0-9]{1,7}")
 _BUS_RE = re.compile(r"^([0-9a-fA-F]{1,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 
 
@@ -44,5 +46,5 @@ def parse_information(text: str) -> GpuInformation:
         model=kv.get("Model") or None,
         uuid=uuid if uuid and uuid.startswith("GPU-") else None,
         bus_id=normalize_bus_id(kv.get("Bus Location", "")),
-        minor=int(minor_text) if minor_text.isdigit() else None,
+        minor=int(minor_text) if _MINOR_RE.fullmatch(minor_text) and int(minor_text) < 1 << 20 else None,
     )

@@ -16,6 +16,7 @@ from .versions import is_driver_version
 __all__ = [
     "FIELDS",
     "FIELDS_NO_CC",
+    "MAX_GPUS",
     "SmiFailure",
     "SmiGpu",
     "classify_failure",
@@ -24,9 +25,13 @@ __all__ = [
 ]
 
 FIELDS = ("index", "name", "pci.bus_id", "compute_cap", "driver_version", "uuid")
+#: GPU indices at or above this are garbage, not a machine: NVML numbers GPUs 0..count-1 and the largest hosts
+#: have 16. The provider sizes a per-index table by the highest index, so an unbounded one could exhaust memory.
+MAX_GPUS = 1024
 FIELDS_NO_CC = tuple(f for f in FIELDS if f != "compute_cap")
 
-_CC_RE = re.compile(r"^\d{1,2}\.\d{1,2}$")
+_CC_RE = re.compile(r"^\d{1,2}\.\d{1,2}$", re.ASCII)
+_INDEX_RE = re.compile(r"[0-9]{1,4}")
 _UUID_RE = re.compile(r"^GPU-[0-9a-fA-F-]+$")
 
 
@@ -65,7 +70,7 @@ def parse_query(stdout: str, with_compute_cap: bool = True) -> tuple[list[SmiGpu
             continue
         index, name, tail = parts[0], ", ".join(parts[1:-n_tail]), parts[-n_tail:]
         bus_id = normalize_bus_id(tail[0])
-        if not index.isdigit() or bus_id is None or not name or name.startswith("["):
+        if not _INDEX_RE.fullmatch(index) or int(index) >= MAX_GPUS or bus_id is None or not name or name[0] == "[":
             bad.append(line)
             continue
         cc = tail[1] if with_compute_cap else None

@@ -30,8 +30,9 @@ __all__ = [
     "version_key",
 ]
 
-_DRIVER_RE = re.compile(r"^\d{2,4}(?:\.\d{1,4}){1,2}$")
-_CUDA_RE = re.compile(r"^\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)*\s*$")
+_DRIVER_RE = re.compile(r"^\d{2,4}(?:\.\d{1,4}){1,2}$", re.ASCII)
+#: Major and minor bounded: ``int`` refuses more than 4300 digits with a bare ValueError.
+_CUDA_RE = re.compile(r"^\s*v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.\d+)*\s*$", re.ASCII)
 
 
 def is_driver_version(text: str) -> bool:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 __all__ = ["Visibility", "parse_visible_devices"]
 
-_LEADING_DIGITS = re.compile(r"^\d+")
+#: ASCII digits, as CUDA's strtoul reads them.
+_LEADING_DIGITS = re.compile(r"^\d+", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,8 @@ def parse_visible_devices(value: str | None, uuids: Sequence[str | None]) -> Vis
             digits = _LEADING_DIGITS.match(token)
             if digits is None:
                 found = f"{token!r} is not a device index"
-            elif int(digits.group()) >= count:
-                found = f"index {digits.group()} is out of range ({count} GPUs)"
+            elif len(digits.group()) > 9 or int(digits.group()) >= count:  # int() refuses > 4300 digits
+                found = f"index {digits.group()[:12]} is out of range ({count} GPUs)"
             else:
                 found = int(digits.group())
         if isinstance(found, str):
