@@ -163,7 +163,7 @@ def parse_level_zero(text: str) -> list[ZeDevice]:
     """
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ProbeError(f"Level Zero probe printed no JSON: {text.strip()[:120]!r}") from None
     if not isinstance(data, dict):
         raise ProbeError("Level Zero probe printed JSON that is not an object")
@@ -172,19 +172,20 @@ def parse_level_zero(text: str) -> list[ZeDevice]:
         if stage == "load":
             raise ProbeError(f"Level Zero loader not available: {data.get('error', '')}")
         if "result" in data:
-            code = int(data["result"])
+            code = _u32(data["result"], "result")
             raise ProbeError(f"{stage} failed with {ZE_RESULTS.get(code, hex(code))}")
         raise ProbeError(f"Level Zero {stage} failed: {data.get('error', '')}")
     found: list[ZeDevice] = []
-    for raw in data.get("devices", []):
+    devices = data.get("devices", [])
+    for raw in devices if isinstance(devices, list) else []:
         if not isinstance(raw, dict) or "error" in raw or raw.get("type") != 1:
             continue
-        flags = int(raw.get("flags", 0))
-        ip = int(raw.get("ip_version") or 0)
+        flags = _u32(raw.get("flags", 0), "flags")
+        ip = _u32(raw.get("ip_version") or 0, "ip_version")
         found.append(
             ZeDevice(
-                vendor_id=int(raw["vendor_id"]),
-                device_id=int(raw["device_id"]),
+                vendor_id=_u32(raw.get("vendor_id"), "vendor_id"),
+                device_id=_u32(raw.get("device_id"), "device_id"),
                 name=str(raw.get("name", "")).strip(),
                 ip_version=ip or None,
                 integrated=bool(flags & 1),  # ZE_DEVICE_PROPERTY_FLAG_INTEGRATED
@@ -192,6 +193,13 @@ def parse_level_zero(text: str) -> list[ZeDevice]:
             )
         )
     return found
+
+
+def _u32(value: object, what: str) -> int:
+    """A ``uint32_t`` the child printed; anything else means its output is not what it writes."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 0xFFFFFFFF:
+        raise ProbeError(f"Level Zero probe printed a {what} that is not a 32-bit number: {value!r:.40}")
+    return value
 
 
 def query_level_zero(system: System) -> list[ZeDevice]:

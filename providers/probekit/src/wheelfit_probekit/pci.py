@@ -41,7 +41,8 @@ class PciDevice:
 
 
 def scan_pci(system: System, vendor: int | None = None, gpus_only: bool = True) -> list[PciDevice]:
-    """PCI functions, sorted by slot; entries with unreadable or garbage ids are skipped.
+    """PCI functions, sorted by slot; entries with unreadable or garbage ids (not 16-bit vendor and device ids
+    and a 24-bit class, as the kernel writes them) are skipped.
 
     ``gpus_only`` keeps display and accelerator classes, dropping e.g. a GPU's
     HDMI-audio function (class 0x0403) and bridges.
@@ -52,7 +53,7 @@ def scan_pci(system: System, vendor: int | None = None, gpus_only: bool = True) 
         ven = parse_int(_read(system, f"{base}/vendor"), 16)
         dev = parse_int(_read(system, f"{base}/device"), 16)
         cls = parse_int(_read(system, f"{base}/class"), 16)
-        if ven is None or dev is None or cls is None:
+        if ven is None or dev is None or cls is None or ven > 0xFFFF or dev > 0xFFFF or cls > 0xFFFFFF:
             continue
         if vendor is not None and ven != vendor:
             continue
@@ -62,13 +63,18 @@ def scan_pci(system: System, vendor: int | None = None, gpus_only: bool = True) 
             device=dev,
             pci_class=cls,
             driver=system.link_name(f"{base}/driver"),
-            subsystem_vendor=parse_int(_read(system, f"{base}/subsystem_vendor"), 16),
-            subsystem_device=parse_int(_read(system, f"{base}/subsystem_device"), 16),
+            subsystem_vendor=_id16(_read(system, f"{base}/subsystem_vendor")),
+            subsystem_device=_id16(_read(system, f"{base}/subsystem_device")),
         )
         if gpus_only and not d.is_gpu_class:
             continue
         found.append(d)
     return found
+
+
+def _id16(text: str | None) -> int | None:
+    value = parse_int(text, 16)
+    return value if value is not None and value <= 0xFFFF else None
 
 
 def _read(system: System, path: str) -> str | None:

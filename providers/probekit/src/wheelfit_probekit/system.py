@@ -324,6 +324,8 @@ def parse_int(text: str | None, base: int = 10) -> int | None:
     t = text.strip().lower()
     if base == 16 and t.startswith("0x"):
         t = t[2:]
+    if not (t.isascii() and t.isalnum()):  # int() alone takes "-1", "+7", "1_0", "0x 7" and non-ASCII digits
+        return None
     try:
         return int(t, base)
     except ValueError:
