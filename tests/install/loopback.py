@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.support.static import QuietHandler, serve_directory
 
-__all__ = ["serve"]
+__all__ = ["PageHandler", "serve"]
 
 
 def serve(
@@ -21,31 +21,68 @@ def serve(
     """Serve ``root`` on 127.0.0.1 (a free port) for the duration; yields the base URL. ``throttle``: file bodies
     at that many bytes per second, resumable with ``Range``; ``request_log`` collects every GET
     (:class:`tests.support.static.QuietHandler`)."""
-    return serve_directory(root, _Handler, throttle=throttle, request_log=request_log)
+    return serve_directory(root, PageHandler, throttle=throttle, request_log=request_log)
 
 
 _HASHES: dict[tuple[str, float, int], str] = {}
 
 
-class _Handler(QuietHandler):
-    """PEP 503 HTML or PEP 691 JSON for ``<index>/<project>/`` directories, files as they are."""
+class PageHandler(QuietHandler):
+    """PEP 503 HTML or PEP 691 JSON for ``<index>/<project>/`` directories, files as they are. Subclasses give
+    the hashes another way or add PEP 658 metadata (:mod:`tests.install.pep658_index`)."""
 
     def do_GET(self) -> None:  # noqa: N802 - http.server calls it by this name
+        if not self.send_page():
+            super().do_GET()
+
+    def send_page(self) -> bool:
+        """Answer a project page request (a 404 for a directory without wheels); False for anything else."""
         path = Path(self.translate_path(self.path))
-        if path.is_dir() and self.path.endswith("/"):
-            wheels = sorted(p for p in path.iterdir() if p.suffix == ".whl")
-            if not wheels:
-                self.send_error(404)
-                return
-            as_json = "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", "")
-            body, ctype = (_json if as_json else _html)(path.name, wheels)
-            self.send_response(200)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        super().do_GET()
+        if not (path.is_dir() and self.path.endswith("/")):
+            return False
+        wheels = sorted(p for p in path.iterdir() if p.suffix == ".whl")
+        if not wheels:
+            self.send_error(404)
+            return True
+        if "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", ""):
+            self.send_body(self._json(path.name, wheels), "application/vnd.pypi.simple.v1+json")
+        else:
+            self.send_body(self._html(wheels), "text/html")
+        return True
+
+    def send_body(self, body: bytes, ctype: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def sha256(self, wheel: Path) -> str:
+        return _sha(wheel)
+
+    def metadata(self, wheel: Path) -> bytes | None:
+        """The wheel's METADATA to advertise and serve as ``<wheel>.metadata`` (PEP 658/714); None: not served."""
+        del wheel
+        return None
+
+    def _json(self, project: str, wheels: list[Path]) -> bytes:
+        files: list[dict[str, object]] = []
+        for w in wheels:
+            files.append({"filename": w.name, "url": w.name, "hashes": {"sha256": self.sha256(w)},
+                          "size": w.stat().st_size})  # fmt: skip
+            meta = self.metadata(w)
+            if meta is not None:
+                files[-1]["core-metadata"] = {"sha256": hashlib.sha256(meta).hexdigest()}
+        return json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": files}).encode()
+
+    def _html(self, wheels: list[Path]) -> bytes:
+        links = []
+        for w in wheels:
+            meta = self.metadata(w)
+            attr = f' data-core-metadata="sha256={hashlib.sha256(meta).hexdigest()}"' if meta is not None else ""
+            name = html.escape(w.name)
+            links.append(f'<a href="{name}#sha256={self.sha256(w)}"{attr}>{name}</a>\n')
+        return f"<!DOCTYPE html><html><body>\n{''.join(links)}</body></html>".encode()
 
 
 def _sha(p: Path) -> str:
@@ -59,16 +96,3 @@ def _sha(p: Path) -> str:
                 digest.update(chunk)
         _HASHES[key] = digest.hexdigest()
     return _HASHES[key]
-
-
-def _json(project: str, wheels: list[Path]) -> tuple[bytes, str]:
-    files = [
-        {"filename": w.name, "url": w.name, "hashes": {"sha256": _sha(w)}, "size": w.stat().st_size} for w in wheels
-    ]
-    data = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
-    return json.dumps(data).encode(), "application/vnd.pypi.simple.v1+json"
-
-
-def _html(project: str, wheels: list[Path]) -> tuple[bytes, str]:
-    links = "".join(f'<a href="{html.escape(w.name)}#sha256={_sha(w)}">{html.escape(w.name)}</a>\n' for w in wheels)
-    return f"<!DOCTYPE html><html><body>\n{links}</body></html>".encode(), "text/html"

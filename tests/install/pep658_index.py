@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import html
-import json
 import os
 import threading
 import time
@@ -26,6 +24,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from tests.support.static import LoopbackServer, QuietHandler
+
+from .loopback import PageHandler
 
 __all__ = ["Request", "Served", "serve_pep658"]
 
@@ -89,11 +89,11 @@ class _Link:
         time.sleep(max(0.0, start - now))
 
 
-class _Handler(QuietHandler):
+class _Handler(PageHandler):
     log: list[Request]
     slow: Mapping[str, float]
     link: _Link | None
-    metadata: bool
+    serves_metadata: bool
 
     def do_GET(self) -> None:  # noqa: N802 - http.server calls it by this name
         start = time.monotonic()
@@ -103,30 +103,22 @@ class _Handler(QuietHandler):
             self.log.append(Request(self.path, start, time.monotonic()))
 
     def _get(self) -> None:
-        path = Path(self.translate_path(self.path))
-        if path.is_dir() and self.path.endswith("/"):
-            wheels = sorted(p for p in path.iterdir() if p.suffix == ".whl")
-            if not wheels:
-                self.send_error(404)
-                return
-            as_json = "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", "")
-            body, ctype = (_json if as_json else _html)(path.name, wheels, self.metadata)
-            self._send(body, ctype)
+        if self.send_page():
             return
-        if self.metadata and path.name.endswith(".whl.metadata") and path.with_suffix("").is_file():
-            self._send(facts(path.with_suffix("")).metadata, "application/octet-stream")
+        path = Path(self.translate_path(self.path))
+        if self.serves_metadata and path.name.endswith(".whl.metadata") and path.with_suffix("").is_file():
+            self.send_body(facts(path.with_suffix("")).metadata, "application/octet-stream")
             return
         for part, delay in self.slow.items():
             if part in self.path:
                 time.sleep(delay)
-        super().do_GET()
+        QuietHandler.do_GET(self)
 
-    def _send(self, body: bytes, ctype: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    def sha256(self, wheel: Path) -> str:
+        return facts(wheel).sha256
+
+    def metadata(self, wheel: Path) -> bytes | None:
+        return facts(wheel).metadata if self.serves_metadata else None
 
     def copyfile(self, source: BinaryIO, outputfile: Any) -> None:  # type: ignore[override]
         """``sendfile(2)``: the kernel copies the file to the socket (the standard library reads 64 KiB at a time
@@ -144,27 +136,6 @@ class _Handler(QuietHandler):
             offset += sent
 
 
-def _json(project: str, wheels: list[Path], metadata: bool) -> tuple[bytes, str]:
-    files: list[dict[str, object]] = []
-    for w in wheels:
-        f = facts(w)
-        files.append({"filename": w.name, "url": w.name, "hashes": {"sha256": f.sha256}, "size": f.size})
-        if metadata:
-            files[-1]["core-metadata"] = {"sha256": hashlib.sha256(f.metadata).hexdigest()}
-    data = {"meta": {"api-version": "1.1"}, "name": project, "files": files}
-    return json.dumps(data).encode(), "application/vnd.pypi.simple.v1+json"
-
-
-def _html(project: str, wheels: list[Path], metadata: bool) -> tuple[bytes, str]:
-    links = []
-    for w in wheels:
-        f = facts(w)
-        meta = f' data-core-metadata="sha256={hashlib.sha256(f.metadata).hexdigest()}"' if metadata else ""
-        name = html.escape(w.name)
-        links.append(f'<a href="{name}#sha256={f.sha256}"{meta}>{name}</a>\n')
-    return f"<!DOCTYPE html><html><body>\n{''.join(links)}</body></html>".encode(), "text/html"
-
-
 @contextlib.contextmanager
 def serve_pep658(
     root: Path, slow: Mapping[str, float] | None = None, rate: float | None = None, metadata: bool = True
@@ -175,7 +146,7 @@ def serve_pep658(
     served = Served("")
     link = _Link(rate) if rate else None
     handler = type(
-        "Handler", (_Handler,), {"log": served.log, "slow": dict(slow or {}), "link": link, "metadata": metadata}
+        "Handler", (_Handler,), {"log": served.log, "slow": dict(slow or {}), "link": link, "serves_metadata": metadata}
     )
     server = LoopbackServer(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
