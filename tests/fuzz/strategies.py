@@ -7,8 +7,11 @@ target never waits on a huge input (a parser's own limits are tested where they 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -149,3 +152,49 @@ def binary_text() -> st.SearchStrategy[str]:
         raw.map(lambda b: b.decode("utf-8", errors="surrogateescape")),
         raw.map(lambda b: b.decode("latin-1")),
     )
+
+
+#: Any JSON value, small: what a mutated document gets in place of one of its own.
+JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 1 << 64)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | junk()
+    | st.sampled_from(["1.0", "2.0", "null", "sha256", "cuda", "nvidia", "sm_arch", "90_real", "x.whl"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(junk(), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _slots(value: Any) -> Iterator[tuple[Any, Any]]:
+    """Every (container, key or index) in a decoded JSON document, outermost first."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield value, key
+        yield from _slots(child)
+
+
+@st.composite
+def mutated_json(draw: st.DrawFn, documents: Sequence[Any]) -> str:
+    """A real JSON document with one to three values replaced, removed or added, as text.
+
+    Line mutations of JSON mostly give a syntax error, which the first check refuses; this keeps the document
+    well-formed so the checks of its shape are what is exercised.
+    """
+    doc = copy.deepcopy(draw(st.sampled_from(documents)))
+    for _ in range(draw(st.integers(1, 3))):
+        slots = list(_slots(doc))
+        if not slots:
+            break
+        parent, key = draw(st.sampled_from(slots))
+        op = draw(st.integers(0, 3))
+        if op <= 1:
+            parent[key] = draw(JSON_VALUES)
+        elif op == 2:
+            del parent[key]
+        elif isinstance(parent, dict):
+            parent[draw(junk())] = draw(JSON_VALUES)
+        else:
+            parent.insert(key, draw(JSON_VALUES))
+    return json.dumps(doc, ensure_ascii=draw(st.booleans()))

@@ -92,8 +92,8 @@ def _decode(body: bytes, content_type: str, url: str) -> str:
             charset = value.strip().strip('"')
     try:
         return body.decode(charset)
-    except (LookupError, UnicodeDecodeError) as exc:
-        raise IndexPageError(f"{url}: page is not valid {charset} text ({exc.__class__.__name__})") from exc
+    except (LookupError, ValueError) as exc:  # ValueError: UnicodeDecodeError, or a NUL in the charset name
+        raise IndexPageError(f"{url}: page is not valid {charset!r} text ({exc.__class__.__name__})") from exc
 
 
 # --- HTML (PEP 503) -------------------------------------------------------------------------------------------
@@ -104,14 +104,17 @@ def parse_html(text: str, url: str) -> ProjectPage:
     from .anchors import AnchorCollector  # html.parser: only when a page is read
 
     parser = AnchorCollector()
-    parser.feed(text)
-    leftover = parser.rawdata.strip()  # html.parser keeps an unfinished tag here
-    parser.close()
+    try:
+        parser.feed(text)
+        leftover = parser.rawdata.strip()  # html.parser keeps an unfinished tag here
+        parser.close()
+    except AssertionError as exc:  # CPython's _markupbase asserts on e.g. ``<![x[`` (an unknown marked section)
+        raise IndexPageError(f"{url}: page is not HTML a parser can read ({exc}); it is malformed") from None
     if leftover.startswith("<"):
         raise IndexPageError(f"{url}: page ends inside a tag ({leftover[:40]!r}); it is truncated or malformed")
     version = parser.api_version or "1.0"
     warnings = _check_api_version(version, url)
-    base = urljoin(url, parser.base) if parser.base else url
+    base = _join(url, parser.base, url) if parser.base else url
     links = tuple(_html_link(a, base, url) for a in parser.anchors)
     return ProjectPage(url=url, links=links, api_version=version, source="html", warnings=warnings)
 
@@ -120,7 +123,7 @@ def _html_link(attrs: Mapping[str, str | None], base: str, page: str) -> FileLin
     href = attrs.get("href")
     if not href:
         raise IndexPageError(f"{page}: a link has no href; the page is malformed")
-    absolute, fragment = urldefrag(urljoin(base, href.strip()))
+    absolute, fragment = urldefrag(_join(base, href.strip(), page))
     filename = _filename_from_url(absolute, page)
     hashes = _fragment_hashes(fragment, filename, page)
     metadata = attrs.get("data-core-metadata")
@@ -163,6 +166,8 @@ def parse_json(body: bytes | str, url: str) -> ProjectPage:
         data = json.loads(body)
     except ValueError as exc:
         raise IndexPageError(f"{url}: page is not valid JSON ({exc})") from exc
+    except RecursionError:
+        raise IndexPageError(f"{url}: page is JSON nested too deeply to be an index page") from None
     if not isinstance(data, dict):
         raise IndexPageError(f"{url}: JSON page is not an object")
     meta = data.get("meta")
@@ -183,7 +188,7 @@ def _json_link(entry: Any, page: str) -> FileLink:
     href, filename, hashes = entry.get("url"), entry.get("filename"), entry.get("hashes")
     if not isinstance(href, str) or not href or not isinstance(filename, str) or not isinstance(hashes, dict):
         raise IndexPageError(f"{page}: a file entry lacks a string 'url', 'filename' or a 'hashes' object")
-    absolute = urldefrag(urljoin(page, href.strip()))[0]
+    absolute = urldefrag(_join(page, href.strip(), page))[0]
     _filename_from_url(absolute, page)  # same scheme and path-safety checks as HTML
     _check_filename(filename, page)
     requires_python = entry.get("requires-python")
@@ -241,6 +246,14 @@ def _check_api_version(version: str, url: str) -> tuple[str, ...]:
     if minor > SUPPORTED_API[1]:
         return (f"{url}: repository API version {version} is newer than {SUPPORTED_API[0]}.{SUPPORTED_API[1]}",)
     return ()
+
+
+def _join(base: str, href: str, page: str) -> str:
+    """``urljoin``, whose ``ValueError`` for a malformed host (``http://[::1/x``) becomes an IndexPageError."""
+    try:
+        return urljoin(base, href)
+    except ValueError as exc:
+        raise IndexPageError(f"{page}: link {href[:80]!r} is not a valid URL ({exc})") from None
 
 
 def _filename_from_url(url: str, page: str) -> str:

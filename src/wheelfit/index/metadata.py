@@ -26,9 +26,10 @@ def metadata_differences(advertised: bytes, in_wheel: bytes) -> list[str]:
 
 
 def _fields(raw: bytes) -> dict[str, object]:
+    # str(): a header holding bytes that are not UTF-8 comes back as an email.header.Header, not a str.
     msg: Message = BytesParser().parsebytes(raw, headersonly=True)
-    name = msg.get("Name", "")
-    version = msg.get("Version", "")
+    name = str(msg.get("Name", ""))
+    version = str(msg.get("Version", ""))
     try:
         version_key: object = Version(version)
     except InvalidVersion:
@@ -36,9 +37,9 @@ def _fields(raw: bytes) -> dict[str, object]:
     return {
         "Name": canonicalize_name(name),
         "Version": version_key,
-        "Requires-Dist": frozenset(_requirement(r) for r in msg.get_all("Requires-Dist") or []),
-        "Requires-Python": (msg.get("Requires-Python") or "").replace(" ", ""),
-        "Provides-Extra": frozenset(canonicalize_name(e) for e in msg.get_all("Provides-Extra") or []),
+        "Requires-Dist": frozenset(_requirement(str(r)) for r in msg.get_all("Requires-Dist") or []),
+        "Requires-Python": str(msg.get("Requires-Python") or "").replace(" ", ""),
+        "Provides-Extra": frozenset(canonicalize_name(str(e)) for e in msg.get_all("Provides-Extra") or []),
     }
 
 
