@@ -272,6 +272,7 @@ def plan(
     from .index.config import resolve_index_config
     from .kb.matrix import load_knowledge
     from .resolve import Machine, Request, resolve
+    from .resolve.fallback import detector_fallbacks
 
     config = resolve_index_config(
         environ, pytorch_index=pytorch_index, index_url=index_url, extra_index_urls=tuple(extra_index_urls)
@@ -287,10 +288,11 @@ def plan(
     if variant_index and request.torch_backend is not None:
         notes.append(f"{request.torch_backend_from} chooses a build: planned from the per-variant indexes")
         variant_index = None
+    fallbacks = detector_fallbacks(target.report)  # a detector that failed: what the plan is for instead
     if variant_index:
         chosen, why = _variant_plan(target, request, variant_index, knowledge, environ, network)
         if chosen is not None:
-            return replace(chosen, warnings=(*notes, *chosen.warnings))
+            return replace(chosen, warnings=(*notes, *chosen.warnings), detector_failures=fallbacks)
         notes += why
     found = Machine.from_report(target.report)
     index = network.index if network is not None else None
@@ -298,7 +300,7 @@ def plan(
     result = resolve(found, candidates, request)
     if index is not None:
         result = triton_from_metadata(result, candidates, found, index)  # a torch newer than the knowledge base
-    return replace(result, warnings=(*notes, *result.warnings)) if notes else result
+    return replace(result, warnings=(*notes, *result.warnings), detector_failures=fallbacks)
 
 
 def judge_build(
@@ -528,6 +530,7 @@ def install_requirements(
     target: str | None = None,
     sysroot: Path | None = None,
     probe_timeout: float = 15.0,
+    disabled: Sequence[str] = (),
     installer: str = "uv",
     kb: Knowledge | None = None,
     pytorch_index: str | None = None,
@@ -604,7 +607,7 @@ def install_requirements(
     links = resolve_find_links(environ, find_links)
     network.prepare()  # on a thread, while this one waits for the child process (no contention for the GIL)
     here = machine(
-        target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout,
+        target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout, disabled=disabled,
         python=lambda: _full_python(pending.result()),
     )  # fmt: skip
     env = pending.result()

@@ -23,6 +23,7 @@ __all__ = [
     "Cpu",
     "HardwareReport",
     "Platform",
+    "ProviderFailure",
     "accelerator_from_dict",
 ]
 
@@ -139,6 +140,32 @@ def accelerator_from_dict(data: Mapping[str, Any]) -> Accelerator:
     return Accelerator(**known, extra=extra)
 
 
+def plugin_origin(distribution: str | None, version: str | None) -> str:
+    """``wheelfit-nvidia 0.2.0``: the package a user fixes or removes when its detector fails."""
+    return " ".join(filter(None, (distribution or "an unknown distribution", version)))
+
+
+@dataclass(frozen=True)
+class ProviderFailure:
+    """A detector plugin that crashed, hung, could not be loaded or returned invalid data: what it would have found
+    is missing from the report, and a plan made from it has to say so and name the package to fix."""
+
+    provider: str
+    distribution: str | None
+    version: str | None
+    #: ``load``, ``crash``, ``timeout`` or ``invalid`` (stable names).
+    kind: str
+    #: What happened, one line without the plugin's name: ``crashed: RuntimeError: ...``.
+    error: str
+
+    @property
+    def origin(self) -> str:
+        return plugin_origin(self.distribution, self.version)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 @dataclass(frozen=True)
 class HardwareReport:
     platform: Platform
@@ -148,6 +175,8 @@ class HardwareReport:
     #: The sysroot the report was taken from, when simulated.
     sysroot: str | None = None
     schema_version: str = SCHEMA_VERSION
+    #: Detector plugins that gave nothing usable (each also has a failed probe in ``probes``).
+    failed_providers: tuple[ProviderFailure, ...] = ()
 
     def by_vendor(self, vendor: str) -> list[Accelerator]:
         return [a for a in self.accelerators if a.vendor == vendor]
@@ -163,6 +192,7 @@ class HardwareReport:
             "accelerators": [a.to_dict() for a in self.accelerators],
             "probes": [p.to_dict() for p in self.probes],
             "sysroot": self.sysroot,
+            "failed_providers": [f.to_dict() for f in self.failed_providers],
         }
 
     def to_json(self) -> str:
@@ -186,9 +216,10 @@ class HardwareReport:
             cpu = Cpu(**cpu_d)
             accels = tuple(accelerator_from_dict(a) for a in data.get("accelerators", []))
             probes = tuple(ProbeRecord(**_only(p, ProbeRecord)) for p in data.get("probes", []))
+            failed = tuple(ProviderFailure(**_only(f, ProviderFailure)) for f in data.get("failed_providers", []))
         except (KeyError, TypeError) as exc:
             raise ReportError(f"hardware report is malformed: {exc}") from exc
-        return cls(plat, cpu, accels, probes, data.get("sysroot"), version)
+        return cls(plat, cpu, accels, probes, data.get("sysroot"), version, failed)
 
 
 def _plain(obj: Platform | Cpu) -> dict[str, Any]:

@@ -121,6 +121,9 @@ HttpTimeoutOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+DisableOpt = Annotated[
+    list[str] | None, typer.Option("--disable-provider", help="Skip a detector plugin by name.", metavar="NAME")
+]
 PreOpt = Annotated[
     bool,
     typer.Option("--pre", help="Consider pre-releases: the nightly builds (read from <pytorch-index>/nightly)."),
@@ -147,9 +150,7 @@ def detect(
     as_json: Annotated[bool, typer.Option("--json", help="Print the hardware report as JSON.")] = False,
     sysroot: SysrootOpt = None,
     probe_timeout: TimeoutOpt = 15.0,
-    disable: Annotated[
-        list[str] | None, typer.Option("--disable-provider", help="Skip a detector plugin by name.", metavar="NAME")
-    ] = None,
+    disable: DisableOpt = None,
 ) -> None:
     """Show what hardware this machine has and what it means for PyTorch."""
     from .. import api
@@ -184,6 +185,7 @@ def plan(
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
     http_timeout: HttpTimeoutOpt = None,
+    disable: DisableOpt = None,
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
     from .. import api
@@ -195,7 +197,9 @@ def plan(
         api.network(os.environ, offline=offline, progress=slow.update, timeout=http_timeout) as net,
     ):
         net.prepare()  # while the machine is detected
-        here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
+        here = api.machine(
+            target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout, disabled=disable or ()
+        )
         result = api.plan(
             requirements or ["torch"],
             here,

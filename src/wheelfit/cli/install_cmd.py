@@ -10,6 +10,7 @@ import typer
 from .app import (
     AllowCpuOpt,
     AllowHsaOverrideOpt,
+    DisableOpt,
     ForceBuildOpt,
     HttpTimeoutOpt,
     JsonOpt,
@@ -125,6 +126,7 @@ def install(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print what the installer printed.")] = False,
+    disable: DisableOpt = None,
 ) -> None:
     """Install the PyTorch build that has kernels for this machine (or --target) into an environment."""
     from .. import api
@@ -143,6 +145,7 @@ def install(
             target=target,
             sysroot=sysroot,
             probe_timeout=probe_timeout,
+            disabled=disable or (),
             installer=installer,
             kb=kb,
             pytorch_index=pytorch_index,

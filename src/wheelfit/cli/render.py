@@ -172,6 +172,7 @@ def render_plan(plan: Plan, console: Console | None = None) -> None:
             _say(con, "  - ", reason)
     for w in plan.warnings:
         _say(con, "[yellow]![/] ", w)
+    _fallbacks(con, plan)
     if plan.env:
         _say(con, "[bold]Run with[/]  ", " ".join(f"{k}={v}" for k, v in plan.env.items()))
     doubts = plan.uncertain
@@ -182,6 +183,13 @@ def render_plan(plan: Plan, console: Console | None = None) -> None:
     if plan.rejected:
         rows = [[r.version, r.variant, r.reason] for r in plan.rejected]
         _table(con, ("torch", "build", "why not"), rows, title="Not chosen", wrap=(2,))
+
+
+def _fallbacks(con: Console, plan: Plan) -> None:
+    """A detector plugin that failed: what the plan is for instead, and what to do."""
+    for fb in plan.detector_failures:
+        _say(con, "[yellow]![/] ", fb.sentence())
+        _say(con, "  [bold]→[/] ", fb.advice)
 
 
 def render_install(outcome: InstallOutcome, console: Console | None = None, *, verbose: bool = False) -> None:
@@ -195,6 +203,7 @@ def render_install(outcome: InstallOutcome, console: Console | None = None, *, v
         return
     for note in (*plan.warnings, *result.notes):
         _say(con, "[yellow]![/] ", note)
+    _fallbacks(con, plan)
     changed = bool(result.installs or result.removes)
     head = "Would install" if result.dry_run else "Installed" if changed else "Already installed:"
     into = "into" if changed or result.dry_run else "in"

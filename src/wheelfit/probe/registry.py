@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from wheelfit_probekit import Provider
 
 from ..errors import UsageError
+from ..report import plugin_origin as origin
 
 __all__ = ["GROUP", "LoadedProvider", "PluginEntry", "discover", "load"]
 
 GROUP = "wheelfit.providers"
 
-_DIST_DIR = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)(?:-[^-]+)?\.(?:dist|egg)-info$")
+_DIST_DIR = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)(?:-(?P<version>[^-]+))?\.(?:dist|egg)-info$")
 _ENTRY = re.compile(r"^(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+))?\s*(?:\[.*\])?\s*$")
 
 
@@ -36,6 +37,13 @@ class PluginEntry:
     name: str
     value: str
     distribution: str | None
+    #: From the ``.dist-info`` directory's name (``name-version.dist-info``, as every installer writes it).
+    version: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """``wheelfit-nvidia 0.2.0``: what a failure names, so that a user knows which package to fix or remove."""
+        return origin(self.distribution, self.version)
 
     def load(self) -> object:
         m = _ENTRY.match(self.value)
@@ -54,6 +62,13 @@ class LoadedProvider:
     distribution: str | None
     provider: Provider | None
     error: str | None = None
+    version: str | None = None
+    #: ``error`` without the plugin's name: ``could not be loaded: ImportError: ...`` (the runner names it itself).
+    problem: str | None = None
+
+    @property
+    def origin(self) -> str:
+        return origin(self.distribution, self.version)
 
 
 def discover(disabled: Iterable[str] = (), path: Sequence[str] | None = None) -> list[PluginEntry]:
@@ -78,7 +93,7 @@ def discover(disabled: Iterable[str] = (), path: Sequence[str] | None = None) ->
             for name, value in _group_lines(os.path.join(entry or ".", dirname, "entry_points.txt")):
                 names_seen.add(name)
                 if name not in skip:
-                    found.setdefault(name, PluginEntry(name, value, dist))
+                    found.setdefault(name, PluginEntry(name, value, dist, m.group("version")))
     unknown = sorted(skip - names_seen)
     if unknown:  # a typo must not silently leave the detector running
         raise UsageError(
@@ -109,14 +124,14 @@ def _group_lines(path: str) -> list[tuple[str, str]]:
 
 
 def load(ep: PluginEntry) -> LoadedProvider:
+    """Import one plugin. Any failure (``SystemExit`` at import time included) is reported, never raised."""
     try:
         obj = ep.load()
-    except Exception as exc:  # noqa: BLE001 - any import failure of a plugin is reported, not raised
-        return LoadedProvider(
-            ep.name, ep.distribution, None, f"could not load provider {ep.name!r} from {ep.distribution}: {exc}"
-        )
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin's import failure is reported, not raised
+        why = f"{type(exc).__name__}: {exc}"
+        error = f"could not load provider {ep.name!r} from {ep.origin}: {why}"
+        return LoadedProvider(ep.name, ep.distribution, None, error, ep.version, f"could not be loaded: {why}")
     if not callable(getattr(obj, "probe", None)):
-        return LoadedProvider(
-            ep.name, ep.distribution, None, f"provider {ep.name!r} from {ep.distribution} has no probe() method"
-        )
-    return LoadedProvider(ep.name, ep.distribution, obj)  # type: ignore[arg-type]
+        error = f"provider {ep.name!r} from {ep.origin} has no probe() method"
+        return LoadedProvider(ep.name, ep.distribution, None, error, ep.version, "has no probe() method")
+    return LoadedProvider(ep.name, ep.distribution, obj, version=ep.version)  # type: ignore[arg-type]

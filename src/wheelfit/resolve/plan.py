@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..candidate import Fact, weakest
+
+if TYPE_CHECKING:
+    from .fallback import DetectorFallback
 
 __all__ = ["PLAN_SCHEMA_VERSION", "PackagePin", "Plan", "Rejection"]
 
 #: 1.0: the keys of wheelfit 0.1; 1.1 adds ``schema_version``, ``confidence``/``uncertain`` per package,
-#: ``judge`` per rejection and ``sources``.
+#: ``judge`` per rejection and ``sources``; ``detector_failures`` was added later within 1.1 (an empty list when
+#: every detector plugin worked or the machine was given with ``--target``).
 PLAN_SCHEMA_VERSION = "1.1"
 
 
@@ -78,6 +82,8 @@ class Plan:
     variant_properties: tuple[str, ...] = ()
     #: What the candidates came from: the knowledge base (with its date) and the index that was read, if any.
     sources: tuple[str, ...] = ()
+    #: Detector plugins that failed while the machine was detected, and what the plan was made for instead.
+    detector_failures: tuple[DetectorFallback, ...] = ()
 
     @property
     def uncertain(self) -> tuple[Fact, ...]:
@@ -102,6 +108,7 @@ class Plan:
             "warnings": list(self.warnings),
             "env": dict(self.env),
             "sources": list(self.sources),
+            "detector_failures": [f.to_dict() for f in self.detector_failures],
             **(
                 {"dependencies": list(self.dependencies), "variant_properties": list(self.variant_properties)}
                 if self.mode == "variant"
