@@ -143,6 +143,8 @@ class Network:
     connect: Callable[[], httpx.Client] | None = None
     #: ``--timeout``: seconds to connect and per read, for the installer backend too (``None``: the defaults).
     timeout: float | None = None
+    #: ``--cert``: the CA bundle that verifies servers, for the installer backend too (``None``: the default store).
+    cert: str | None = None
     _making: threading.Thread | None = field(default=None, init=False, repr=False)
 
     @property
@@ -193,10 +195,12 @@ def network(
     progress: ProgressCallback | None = None,
     cache_dir: Path | None = None,
     timeout: float | None = None,
+    cert: str | None = None,
 ) -> Iterator[Network]:
     """A :class:`Network` with this user's cache (``WHEELFIT_CACHE_DIR`` or the platform's cache directory);
     its client, made when first needed, is closed on exit. ``WHEELFIT_OFFLINE`` in ``environ`` turns
-    ``offline`` on. ``timeout``: seconds to connect and per read (default 10 and 30).
+    ``offline`` on. ``timeout``: seconds to connect and per read (default 10 and 30). ``cert``: a PEM file of CA
+    certificates trusted instead of the default store (``SSL_CERT_FILE``, else the OS store and certifi's).
 
     Inside the block (on the main thread) Ctrl-C stops every request and download at once, wherever it runs,
     and raises ``KeyboardInterrupt``; a server that does not answer for 2 s is reported to ``progress``
@@ -209,13 +213,13 @@ def network(
     def connect() -> httpx.Client:
         from .fetch.http import make_client
 
-        return make_client(environ=environ, timeout=timeout, watch=watch)
+        return make_client(environ=environ, timeout=timeout, watch=watch, cert=cert)
 
     from .index.config import offline_requested
 
     offline = offline or offline_requested(environ)
     cache = Cache(cache_dir or default_cache_dir(environ, sys.platform, Path.home()))
-    session = Network(None, cache, offline, progress, connect, timeout)
+    session = Network(None, cache, offline, progress, connect, timeout, cert)
     try:
         with sigint_cancels(watch):
             yield session
@@ -634,7 +638,7 @@ def install_requirements(
     if wrap_backend is not None:
         runner = wrap_backend(runner)
     options = InstallOptions(
-        config.default_index, _backend_environ(environ, network.timeout), wanted.other, config.extra_index_urls,
+        config.default_index, _backend_environ(environ, network), wanted.other, config.extra_index_urls,
         wanted.constraints, wanted.extras,
         dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
         find_links=links, no_index=no_index, keep=keep,
@@ -656,11 +660,16 @@ def install_requirements(
     return InstallOutcome(result, env, checked)
 
 
-def _backend_environ(environ: Mapping[str, str], timeout: float | None) -> Mapping[str, str]:
-    """``environ`` for uv or pip, with ``--timeout`` in the variables each reads (uv: whole seconds)."""
-    if timeout is None:
-        return environ
-    return {**environ, "UV_HTTP_TIMEOUT": str(max(1, round(timeout))), "PIP_DEFAULT_TIMEOUT": str(timeout)}
+def _backend_environ(environ: Mapping[str, str], network: Network) -> Mapping[str, str]:
+    """``environ`` for uv or pip (proxy variables included: both read them), with ``--timeout`` and ``--cert``
+    in the variables each reads (uv: whole seconds; uv reads SSL_CERT_FILE, pip PIP_CERT)."""
+    timeout, cert = network.timeout, network.cert
+    out = dict(environ)
+    if timeout is not None:
+        out.update(UV_HTTP_TIMEOUT=str(max(1, round(timeout))), PIP_DEFAULT_TIMEOUT=str(timeout))
+    if cert is not None:
+        out.update(SSL_CERT_FILE=cert, PIP_CERT=cert)
+    return out if timeout is not None or cert is not None else environ
 
 
 def _plan_install(

@@ -120,6 +120,16 @@ HttpTimeoutOpt = Annotated[
         metavar="SECONDS",
     ),
 ]
+CertOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cert",
+        envvar="WHEELFIT_CERT",
+        help="A PEM file of CA certificates to verify HTTPS servers with, instead of the system's store and "
+        "certifi's (or WHEELFIT_CERT; SSL_CERT_FILE does the same); passed on to uv and pip.",
+        metavar="FILE",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 DisableOpt = Annotated[
     list[str] | None, typer.Option("--disable-provider", help="Skip a detector plugin by name.", metavar="NAME")
@@ -185,6 +195,7 @@ def plan(
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
     http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
     disable: DisableOpt = None,
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
@@ -194,7 +205,7 @@ def plan(
     kb = knowledge(kb_file)
     with (
         Downloads(quiet=as_json) as slow,  # only "waiting for <server>" lines: a plan downloads nothing
-        api.network(os.environ, offline=offline, progress=slow.update, timeout=http_timeout) as net,
+        api.network(os.environ, offline=offline, progress=slow.update, timeout=http_timeout, cert=cert) as net,
     ):
         net.prepare()  # while the machine is detected
         here = api.machine(

@@ -13,6 +13,7 @@ from ..errors import UsageError
 from .app import (
     AllowCpuOpt,
     AllowHsaOverrideOpt,
+    CertOpt,
     ForceBuildOpt,
     HttpTimeoutOpt,
     KbOpt,
@@ -87,6 +88,7 @@ def env(
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
     http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
 ) -> None:
     """Print the plan as CI values: variant, index URL, pins, UV_TORCH_BACKEND, cache key (one set per --target)."""
     from .. import api
@@ -101,7 +103,7 @@ def env(
 
         output_path(os.environ)  # no $GITHUB_OUTPUT: say so before detecting and planning
     kb = knowledge(kb_file)
-    with api.network(os.environ, offline=offline, timeout=http_timeout) as net:
+    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert) as net:
         values = env_values(
             requirements or ["torch"], targets or [], environ=os.environ, network=net, sysroot=sysroot,
             probe_timeout=probe_timeout, kb=kb, pytorch_index=pytorch_index, variant_index=variant_index,

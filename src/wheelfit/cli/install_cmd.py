@@ -10,6 +10,7 @@ import typer
 from .app import (
     AllowCpuOpt,
     AllowHsaOverrideOpt,
+    CertOpt,
     DisableOpt,
     ForceBuildOpt,
     HttpTimeoutOpt,
@@ -79,6 +80,7 @@ def install(
     allow_hsa_override: AllowHsaOverrideOpt = False,
     offline: Annotated[bool, typer.Option("--offline", help="Use only what is already in the caches.")] = False,
     http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
     no_verify: Annotated[
         bool, typer.Option("--no-verify", help="Skip importing torch afterwards (`wheelfit verify` does it later).")
     ] = False,
@@ -135,7 +137,7 @@ def install(
     kb = knowledge(kb_file)
     with (
         Downloads(quiet=as_json or quiet) as downloads,
-        api.network(os.environ, offline=offline, progress=downloads.update, timeout=http_timeout) as net,
+        api.network(os.environ, offline=offline, progress=downloads.update, timeout=http_timeout, cert=cert) as net,
     ):
         outcome = api.install_requirements(
             requirements or (),

@@ -20,10 +20,12 @@ if TYPE_CHECKING:
         HTTPStatusError,
         MissingHashError,
         NetworkError,
+        RedirectError,
         TLSError,
         TruncatedDownloadError,
     )
     from .http import RetryPolicy, Timeouts, make_client
+    from .pace import MaxTimeError, SpeedRule, TooSlowError
     from .trust import trust_context
 
 _WHERE = {
@@ -37,12 +39,14 @@ _WHERE = {
             "HashMismatchError",
             "MissingHashError",
             "NetworkError",
+            "RedirectError",
             "TLSError",
             "TruncatedDownloadError",
         ),
         "errors",
     ),
     **dict.fromkeys(("RetryPolicy", "Timeouts", "make_client"), "http"),
+    **dict.fromkeys(("MaxTimeError", "SpeedRule", "TooSlowError"), "pace"),
     "trust_context": "trust",
 }
 
@@ -56,13 +60,17 @@ __all__ = [
     "Downloader",
     "HTTPStatusError",
     "HashMismatchError",
+    "MaxTimeError",
     "MissingHashError",
     "NetworkError",
     "Progress",
     "ProgressCallback",
+    "RedirectError",
     "RetryPolicy",
+    "SpeedRule",
     "TLSError",
     "Timeouts",
+    "TooSlowError",
     "TruncatedDownloadError",
     "default_cache_dir",
     "make_client",

@@ -41,7 +41,17 @@ from .errors import (
     TruncatedDownloadError,
 )
 from .hashes import Hasher, first_mismatch, has_strong_hash, hash_file
-from .http import RETRY_STATUSES, RetryPolicy, describe, is_tls_error, not_retried, pause, status_error, tls_failure
+from .http import (
+    NOT_RETRIED,
+    RETRY_STATUSES,
+    RetryPolicy,
+    describe,
+    is_tls_error,
+    not_retried,
+    pause,
+    status_error,
+    tls_failure,
+)
 from .watch import Interrupted, Watch
 
 __all__ = ["STALE_PART_SECONDS", "DownloadRequest", "DownloadResult", "Downloader", "Progress", "ProgressCallback"]
@@ -294,7 +304,7 @@ class Downloader:
                 if attempt == self._retry.attempts:
                     error = TruncatedDownloadError if why.truncated else NetworkError
                     raise error(
-                        f"{request.filename}: {why} (after {attempt} attempts); try again later or use a mirror"
+                        f"{request.url}: {why} (after {attempt} attempts); try again later or use a mirror"
                     ) from None
                 event = Progress(request.filename, "retrying", state.received, state.total, attempt=attempt)
                 self._emit(replace(event, detail=str(why)))
@@ -314,7 +324,7 @@ class Downloader:
             with self._client.stream("GET", request.url, headers=headers) as response:
                 self._start_body(request, response, out, state, resuming)
                 self._read_body(request, response, out, state, attempt)
-        except (httpx.TooManyRedirects, httpx.DecodingError) as exc:
+        except NOT_RETRIED as exc:
             raise not_retried(request.url, exc, self._client) from exc
         except httpx.TransportError as exc:
             if is_tls_error(exc):
@@ -330,15 +340,17 @@ class Downloader:
         if status in RETRY_STATUSES:
             raise _RetryError(f"HTTP {status} {response.reason_phrase}", response.headers.get("retry-after"))
         if resuming and status == 206:
-            match = _CONTENT_RANGE.fullmatch(response.headers.get("content-range", "").strip())
-            whole = match[3] if match else None
-            if not match or int(match[1]) != state.received or (whole != "*" and int(whole or 0) != state.total):
-                raise DownloadError(
-                    f"{request.filename}: server resumed at the wrong offset "
-                    f"({response.headers.get('content-range')!r}, expected byte {state.received}); "
-                    "nothing was kept, try again"
-                )
-            return
+            problem = _resume_problem(response, state)
+            if problem is None:
+                return
+            # Never spliced: the bytes held are of another version, or the server sent another range.
+            out.seek(0)
+            out.truncate()
+            state.received, state.total, state.validator = 0, None, None
+            state.hasher = Hasher(request.hashes)
+            if state.partial is not None:
+                state.partial.unlink(missing_ok=True)
+            raise _RetryError(f"{problem}; the partial file was discarded, the next attempt starts from byte 0")
         if status != 200:
             raise status_error(request.url, response)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
@@ -395,6 +407,29 @@ class Downloader:
                 speed = (state.received - at_start) / elapsed
                 eta = (state.total - state.received) / speed if state.total is not None and speed > 0 else None
                 self._emit(Progress(request.filename, "downloading", state.received, state.total, speed, eta, attempt))
+
+
+def _resume_problem(response: httpx.Response, state: _Attempt) -> str | None:
+    """Why a 206 answer to our ``Range`` + ``If-Range`` cannot continue the bytes held, or ``None`` if it can.
+
+    A server that honours ``If-Range`` (RFC 9110 section 13.1.5) answers 200 with the whole file once it
+    changed; one that does not may send 206 with a range of the new file. Its ``Content-Range`` (offset and
+    total) and its validator must both be those of the bytes held."""
+    header = response.headers.get("content-range", "").strip()
+    match = _CONTENT_RANGE.fullmatch(header)
+    whole = match[3] if match else None
+    if not match or int(match[1]) != state.received or (whole != "*" and int(whole or 0) != state.total):
+        return (
+            f"the server resumed with the wrong range ({header!r}, expected bytes {state.received}-"
+            f"{(state.total or 0) - 1}/{state.total})"
+        )
+    held = state.validator or ""
+    etag, modified = response.headers.get("etag"), response.headers.get("last-modified")
+    if held.startswith('"') and etag is not None and etag.strip() != held:
+        return f"the file changed on the server (ETag {etag.strip()}, the partial file's is {held})"
+    if held and not held.startswith(('"', "W/")) and modified is not None and modified.strip() != held:
+        return f"the file changed on the server (Last-Modified {modified.strip()}, the partial file's is {held})"
+    return None
 
 
 def _resumable(request: DownloadRequest, part: Path, partial: Path) -> _Attempt:

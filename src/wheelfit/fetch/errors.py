@@ -11,6 +11,7 @@ __all__ = [
     "HashMismatchError",
     "MissingHashError",
     "NetworkError",
+    "RedirectError",
     "TLSError",
     "TruncatedDownloadError",
 ]
@@ -22,6 +23,10 @@ class NetworkError(WheelfitError):
 
 class TLSError(NetworkError):
     """TLS setup or certificate verification failed; never retried, since retrying cannot fix it."""
+
+
+class RedirectError(NetworkError):
+    """A redirect that is refused, not retried: from https to plain http (a downgrade), or to another scheme."""
 
 
 class HTTPStatusError(NetworkError):

@@ -2,13 +2,20 @@
 
 httpx's own ``retries=`` covers only connection setup, so status and read
 retries live here: bounded, exponential backoff with jitter, ``Retry-After``
-honoured up to the cap. TLS failures are never retried (a bad certificate
-does not get better; retrying only hides an attack or a misconfiguration).
+(seconds or an HTTP date) honoured up to the cap. TLS failures are never
+retried (a bad certificate does not get better; retrying only hides an attack
+or a misconfiguration). Every response, redirects included, is held to the
+:mod:`~.pace` rule (a minimum speed, an optional longest time). Redirects are
+followed as pip and uv follow them, except from https to plain http (a
+downgrade: anyone on the path could then change the bytes) or to any other
+scheme: those are refused. Proxies come from the environment the run is given
+(:mod:`~.proxies`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import os
 import queue
 import random
@@ -23,12 +30,16 @@ from typing import Any
 import httpx
 
 from .. import __version__
-from .errors import HTTPStatusError, NetworkError, TLSError
+from .errors import HTTPStatusError, NetworkError, RedirectError, TLSError
+from .pace import MaxTimeError, Pace, SpeedRule
+from .proxies import environment_proxies
 from .trust import trust_context
 from .watch import Watch, host_of
 
 __all__ = [
+    "NOT_RETRIED",
     "RETRY_STATUSES",
+    "PacedTransport",
     "RetryPolicy",
     "Timeouts",
     "WatchedClient",
@@ -37,7 +48,9 @@ __all__ = [
     "is_retryable",
     "is_tls_error",
     "make_client",
+    "not_retried",
     "pause",
+    "refuse_downgrade",
     "status_error",
     "tls_failure",
 ]
@@ -72,12 +85,30 @@ class RetryPolicy:
     def attempts(self) -> int:
         return self.retries + 1
 
-    def delay(self, attempt: int, retry_after: str | None = None) -> float:
-        """Seconds to wait after failed ``attempt`` (1-based): half fixed, half random, capped."""
-        if retry_after and retry_after.strip().isdigit():
-            return min(float(retry_after.strip()), self.max_backoff)
+    def delay(self, attempt: int, retry_after: str | None = None, now: float | None = None) -> float:
+        """Seconds to wait after failed ``attempt`` (1-based): half fixed, half random, capped. A ``Retry-After``
+        (RFC 9110 section 10.2.3: seconds, or an HTTP date; ``now`` is the wall clock to measure a date from) is
+        followed, up to the cap."""
+        wait = _retry_after_seconds(retry_after, time.time() if now is None else now)
+        if wait is not None:
+            return min(wait, self.max_backoff)
         base: float = min(self.backoff * 2.0 ** (attempt - 1), self.max_backoff)
         return float(base / 2 + base / 2 * self.jitter())
+
+
+def _retry_after_seconds(value: str | None, now: float) -> float | None:
+    text = (value or "").strip()
+    if text.isdigit():
+        return float(text)
+    if not text:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None  # unreadable: the usual backoff
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - now)
 
 
 def make_client(
@@ -89,33 +120,128 @@ def make_client(
     trust_env: bool = True,
     environ: Mapping[str, str] | None = None,
     watch: Watch | None = None,
+    cert: str | None = None,
+    speed: SpeedRule | None = None,
 ) -> httpx.Client:
     """A client reused for every request of a run (keep-alive, one pool); callers close it.
 
     ``timeout`` (seconds, connect and each read) is a shorthand for ``timeouts``; neither: 10 s to connect, 30 s
-    per read. ``verify=True`` is the trust store of :func:`~.trust.trust_context` (with ``trust_env``, that of
-    ``environ``, default the process environment: ``SSL_CERT_FILE``, ``SSL_CERT_DIR``). With ``watch``, every
-    request can be interrupted and reports stalls (a :class:`WatchedClient`).
+    per read. ``verify=True`` is the trust store of :func:`~.trust.trust_context`: ``cert`` (``--cert``), else
+    with ``trust_env`` that of ``environ`` (default the process environment: ``SSL_CERT_FILE``,
+    ``SSL_CERT_DIR``), else the OS store. With ``trust_env``, ``environ``'s proxy variables are followed and its
+    ``WHEELFIT_SPEED_*``/``WHEELFIT_MAX_TIME`` set the :class:`~.pace.SpeedRule` unless ``speed`` is given.
+    With ``watch``, every request can be interrupted and reports stalls (a :class:`WatchedClient`); a
+    ``max_time`` needs one, so it gets one.
     """
+    env: Mapping[str, str] = (os.environ if environ is None else environ) if trust_env else {}
     t = timeouts or Timeouts.of(timeout)
+    rule = speed if speed is not None else SpeedRule.from_environ(env)
     if verify is True:
-        verify = trust_context((os.environ if environ is None else environ) if trust_env else {})
+        verify = trust_context(env, cert)
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+
+    def transport(proxy: httpx.Proxy | None = None) -> httpx.BaseTransport:
+        return PacedTransport(httpx.HTTPTransport(verify=verify, limits=limits, trust_env=False, proxy=proxy), rule)
+
+    mounts: dict[str, httpx.BaseTransport | None] = {}
+    for pattern, proxy in environment_proxies(env).items():
+        if proxy is None:
+            mounts[pattern] = None
+            continue
+        name, url = proxy
+        try:
+            mounts[pattern] = transport(httpx.Proxy(url))
+        except (ValueError, ImportError, httpx.InvalidURL) as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise NetworkError(
+                f"{name}={url}: not a proxy wheelfit can use ({detail}); give http://HOST:PORT or unset it"
+            ) from None
+    if watch is None and rule.max_time is not None:
+        watch = Watch()
     return (WatchedClient if watch is not None else _PlainClient)(
         watch,
+        rule,
         timeout=httpx.Timeout(t.read, connect=t.connect),
-        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-        verify=verify,
-        trust_env=trust_env,
+        transport=transport(),
+        mounts=mounts,
+        trust_env=False,  # the environment was read above, from ``environ``
         follow_redirects=True,
+        event_hooks={"response": [refuse_downgrade]},
         headers={"User-Agent": f"wheelfit/{__version__}"},
     )
 
 
+def refuse_downgrade(response: httpx.Response) -> None:
+    """A response hook: a redirect from https to plain http, or to a scheme that is not http(s), is refused.
+
+    pip and uv follow redirects; neither should follow one that drops TLS, since after it anyone on the path
+    can change what is downloaded (and the index's hashes would be checked against what they serve too, when
+    the page itself came that way). http to https is an upgrade and is followed."""
+    if not response.has_redirect_location:
+        return
+    source = response.request.url
+    try:
+        target = httpx.URL(response.headers["location"])
+    except httpx.InvalidURL:
+        return  # httpx reports a malformed Location itself
+    if target.is_relative_url:
+        target = source.join(target)
+    if target.scheme not in ("http", "https"):
+        raise RedirectError(
+            f"{source}: redirected to {target}, which is not an http(s) URL; refused. Check the URL or the mirror"
+        )
+    if source.scheme == "https" and target.scheme == "http":
+        raise RedirectError(
+            f"{source}: redirected to plain http ({target}); refused, as a downgrade from https would let anyone "
+            "on the path change the files. Fix the mirror, or give its http:// URL yourself if you trust the network"
+        )
+
+
+class PacedTransport(httpx.BaseTransport):
+    """Every response from ``inner`` held to ``rule``: its body is checked as each chunk comes, and the
+    response carries its :class:`~.pace.Pace` (``extensions["wheelfit.pace"]``) for a reader that waits between
+    chunks (:class:`WatchedStream`) to check too."""
+
+    def __init__(self, inner: httpx.BaseTransport, rule: SpeedRule) -> None:
+        self.inner, self.rule = inner, rule
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        started = time.monotonic()
+        response = self.inner.handle_request(request)
+        pace = Pace(self.rule, started, request=request)
+        try:
+            pace.check()
+        except BaseException:
+            response.close()
+            raise
+        response.stream = _PacedStream(response.stream, pace)  # type: ignore[arg-type]
+        response.extensions = {**response.extensions, "wheelfit.pace": pace}
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _PacedStream(httpx.SyncByteStream):
+    def __init__(self, inner: httpx.SyncByteStream, pace: Pace) -> None:
+        self._inner, self._pace = inner, pace
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            self._pace.add(len(chunk))
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 class _PlainClient(httpx.Client):
-    def __init__(self, watch: Watch | None, **kwargs: Any) -> None:
+    def __init__(self, watch: Watch | None, speed: SpeedRule, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         #: The run's :class:`~.watch.Watch`, or ``None``: requests block as httpx makes them.
         self.watch = watch
+        #: What every response is held to (:class:`PacedTransport`).
+        self.speed = speed
 
 
 class WatchedClient(_PlainClient):
@@ -127,12 +253,21 @@ class WatchedClient(_PlainClient):
     def send(self, request: httpx.Request, *, stream: bool = False, **kwargs: Any) -> httpx.Response:
         watch = self.watch
         watch.check()
+        clock = Pace(self.speed, time.monotonic(), request=request)  # the longest time, while no answer came
         response = watch.call(
             lambda: super(WatchedClient, self).send(request, stream=True, **kwargs),
             request.url,
             on_abandon=lambda late: late.close(),
+            check=clock.check_time,
         )
-        response.stream = WatchedStream(response.stream, watch, request.url, _socket_of(response))  # type: ignore[arg-type]
+        pace = response.extensions.get("wheelfit.pace")
+        response.stream = WatchedStream(
+            response.stream,  # type: ignore[arg-type]
+            watch,
+            request.url,
+            _socket_of(response),
+            pace.check if isinstance(pace, Pace) else None,
+        )
         if not stream:
             try:
                 response.read()
@@ -155,8 +290,16 @@ class WatchedStream(httpx.SyncByteStream):
     """A response body read on a helper thread: each chunk is handed over through a small queue, so the reader
     waits in slices (cancel, stall reports) instead of inside ``recv``. An ``httpx.SyncByteStream``."""
 
-    def __init__(self, inner: httpx.SyncByteStream, watch: Watch, url: httpx.URL, sock: socket.socket | None) -> None:
-        self._inner, self._watch, self._url, self._sock = inner, watch, url, sock
+    def __init__(
+        self,
+        inner: httpx.SyncByteStream,
+        watch: Watch,
+        url: httpx.URL,
+        sock: socket.socket | None,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        """``check`` is called while no bytes come (the :class:`~.pace.Pace` of the response)."""
+        self._inner, self._watch, self._url, self._sock, self._check = inner, watch, url, sock, check
         self._stop = threading.Event()
         self._pump: threading.Thread | None = None
         self._closed = False
@@ -173,6 +316,8 @@ class WatchedStream(httpx.SyncByteStream):
                 kind, value = chunks.get(timeout=self._watch.poll)
             except queue.Empty:
                 self._watch.check()
+                if self._check is not None:
+                    self._check()
                 now = time.monotonic()
                 if now >= report_at:
                     report_at = now + self._watch.stall_every
@@ -262,29 +407,66 @@ def describe(exc: BaseException, client: httpx.Client | None = None) -> str:
     return text.splitlines()[0]
 
 
-def not_retried(url: str, exc: httpx.TooManyRedirects | httpx.DecodingError, client: httpx.Client) -> NetworkError:
-    """A server that answers wrongly, every time: a redirect loop, a body its own headers misdescribe."""
+#: Failures that another try would meet again: a redirect loop, a body its own headers misdescribe, a URL
+#: whose scheme no transport serves, a request that took longer than ``max_time``.
+NOT_RETRIED: tuple[type[Exception], ...] = (
+    httpx.TooManyRedirects,
+    httpx.DecodingError,
+    httpx.UnsupportedProtocol,
+    MaxTimeError,
+)
+
+
+def not_retried(url: str, exc: Exception, client: httpx.Client) -> NetworkError:
+    """The one-line error for one of :data:`NOT_RETRIED`."""
     if isinstance(exc, httpx.TooManyRedirects):
         return NetworkError(
             f"{url}: redirected more than {client.max_redirects} times (a redirect loop?); check the URL"
         )
-    return NetworkError(f"{url}: the response body cannot be decoded ({describe(exc)}); not retried")
+    if isinstance(exc, httpx.DecodingError):
+        return NetworkError(f"{url}: the response body cannot be decoded ({describe(exc)}); not retried")
+    return NetworkError(f"{url}: {describe(exc)}; not retried")
+
+
+#: What to do about a certificate OpenSSL refused, by its verify code (OpenSSL's include/openssl/x509_vfy.h).
+_TLS_ADVICE = {
+    9: "the server's certificate is not valid yet: check this machine's clock",
+    10: "the server's certificate has expired: tell the server's operator, or check this machine's clock",
+    62: "the certificate is for another host name: check the URL's host",
+    64: "the certificate is for another IP address: check the URL's host",
+}
+_TRUST_ADVICE = (
+    "if the server's CA is a private one, trust it with --cert FILE or SSL_CERT_FILE=FILE (a PEM bundle); "
+    "check the URL's scheme and host"
+)
 
 
 def tls_failure(url: str, exc: BaseException) -> TLSError:
-    return TLSError(
-        f"{url}: TLS failed ({describe(exc)}); not retried. Check the URL's scheme and certificates "
-        "(SSL_CERT_FILE for a private CA)"
-    )
+    """One line: what TLS refused and what to do about it."""
+    code = _verify_code(exc)
+    advice = _TLS_ADVICE.get(code, _TRUST_ADVICE) if code is not None else _TRUST_ADVICE
+    return TLSError(f"{url}: TLS failed ({describe(exc)}); not retried. {advice[0].upper()}{advice[1:]}")
+
+
+def _verify_code(exc: BaseException) -> int | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return int(current.verify_code)
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def get(client: httpx.Client, url: str, headers: Mapping[str, str], policy: RetryPolicy) -> httpx.Response:
-    """GET with bounded retries on transient failures; returns a read response (any final status)."""
+    """GET with bounded retries on transient failures; returns a read response. A status worth retrying that
+    lasts through every attempt (429, 5xx) is raised as :class:`~.errors.HTTPStatusError`, counting them."""
     watch: Watch | None = getattr(client, "watch", None)
     for attempt in range(1, policy.attempts + 1):
         try:
             response = client.get(url, headers=dict(headers))
-        except (httpx.TooManyRedirects, httpx.DecodingError) as exc:
+        except NOT_RETRIED as exc:
             raise not_retried(url, exc, client) from exc
         except httpx.TransportError as exc:
             if is_tls_error(exc):
@@ -295,7 +477,9 @@ def get(client: httpx.Client, url: str, headers: Mapping[str, str], policy: Retr
                 ) from exc
             pause(policy, policy.delay(attempt), watch)
             continue
-        if response.status_code in RETRY_STATUSES and attempt < policy.attempts:
+        if response.status_code in RETRY_STATUSES:
+            if attempt == policy.attempts:
+                raise status_error(url, response, attempt)
             pause(policy, policy.delay(attempt, response.headers.get("retry-after")), watch)
             continue
         return response

@@ -1,7 +1,13 @@
-"""The TLS trust store: the CA certificates that verify a server, chosen as httpx chooses them.
+"""The TLS trust store: the CA certificates that verify a server.
 
-``SSL_CERT_FILE``, else ``SSL_CERT_DIR``, else certifi's bundle. Built here rather than by httpx so that a
-file that cannot be loaded is one line saying which variable to fix, not an internal error.
+In order: ``--cert FILE``; else ``SSL_CERT_FILE``; else ``SSL_CERT_DIR``; else the operating system's store
+through ``truststore`` plus certifi's bundle, as pip does since 24.2 (pip/_internal/cli/index_command.py,
+``_create_truststore_ssl_context``): a corporate CA installed in the OS (Windows' and macOS' stores, or
+``update-ca-certificates`` on Linux, whose store OpenSSL's default paths name) works with no configuration,
+and certifi's copy of Mozilla's roots keeps public hosts working where the OS store is missing or empty (a
+slim container without ``ca-certificates``). An explicit file or directory replaces both, as pip's
+``--cert`` does, so that a pinned bundle is exactly what is trusted. Built here rather than by httpx so that
+a file that cannot be loaded is one line saying which setting to fix, not an internal error.
 """
 
 from __future__ import annotations
@@ -11,24 +17,49 @@ from collections.abc import Mapping
 
 from .errors import TLSError
 
-__all__ = ["trust_context"]
+__all__ = ["os_trust_context", "trust_context"]
 
 
-def trust_context(environ: Mapping[str, str]) -> ssl.SSLContext:
-    """A verifying client context for ``environ`` (its ``SSL_CERT_FILE``/``SSL_CERT_DIR``, as httpx reads them)."""
+def trust_context(environ: Mapping[str, str], cert: str | None = None) -> ssl.SSLContext:
+    """A verifying client context: ``cert`` (``--cert``), else ``environ``'s ``SSL_CERT_FILE``/``SSL_CERT_DIR``,
+    else the OS store and certifi's."""
     cafile, capath = environ.get("SSL_CERT_FILE") or None, environ.get("SSL_CERT_DIR") or None
+    where = (
+        f"--cert {cert}"
+        if cert
+        else f"SSL_CERT_FILE={cafile}"
+        if cafile
+        else f"SSL_CERT_DIR={capath}"
+        if capath
+        else "the system's and certifi's CA certificates"
+    )
     try:
+        if cert:
+            return ssl.create_default_context(cafile=cert)
         if cafile:
             return ssl.create_default_context(cafile=cafile)
         if capath:
             return ssl.create_default_context(capath=capath)
-        import certifi
-
-        return ssl.create_default_context(cafile=certifi.where())
+        return os_trust_context()
     except (OSError, ssl.SSLError, ValueError) as exc:
-        where = f"SSL_CERT_FILE={cafile}" if cafile else f"SSL_CERT_DIR={capath}" if capath else "certifi's bundle"
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
         raise TLSError(
             f"cannot load the TLS trust store from {where} ({detail}); point it at a PEM file of CA certificates "
             "or unset it"
         ) from exc
+
+
+def os_trust_context() -> ssl.SSLContext:
+    """The operating system's trust store (``truststore``) with certifi's bundle added, as pip builds it.
+
+    Without ``truststore`` (a dependency, so only in an install that left it out) certifi's bundle alone: the
+    behaviour before, never a context that trusts nothing."""
+    import certifi
+
+    try:
+        import truststore
+    except ImportError:  # pragma: no cover - truststore is a dependency
+        return ssl.create_default_context(cafile=certifi.where())
+    context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(cafile=certifi.where())
+    return context

@@ -59,12 +59,22 @@ class Watch:
         if self.cancelled.wait(max(0.0, seconds)):
             raise Interrupted
 
-    def wait_for(self, done: threading.Event, host: str, url: str, since: float | None = None) -> None:
-        """Wait until ``done`` is set; raise :class:`Interrupted` on cancel; report stalls meanwhile."""
+    def wait_for(
+        self,
+        done: threading.Event,
+        host: str,
+        url: str,
+        since: float | None = None,
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        """Wait until ``done`` is set; raise :class:`Interrupted` on cancel, or what ``check`` raises (called
+        every ``poll`` seconds: a deadline); report stalls meanwhile."""
         start = time.monotonic() if since is None else since
         report_at = start + self.stall_after
         while not done.wait(self.poll):
             self.check()
+            if check is not None:
+                check()
             now = time.monotonic()
             if now >= report_at:
                 report_at = now + self.stall_every
@@ -72,9 +82,16 @@ class Watch:
                     self.on_stall(host, url, now - start)
         self.check()
 
-    def call(self, fn: Callable[[], T], url: httpx.URL, on_abandon: Callable[[T], None] | None = None) -> T:
-        """``fn()`` on a helper thread; its result or its exception here. If this thread gives up (cancelled),
-        ``on_abandon`` gets the result the helper produces later (to close a response nobody reads)."""
+    def call(
+        self,
+        fn: Callable[[], T],
+        url: httpx.URL,
+        on_abandon: Callable[[T], None] | None = None,
+        check: Callable[[], None] | None = None,
+    ) -> T:
+        """``fn()`` on a helper thread; its result or its exception here. If this thread gives up (cancelled, or
+        ``check`` raised), ``on_abandon`` gets the result the helper produces later (to close a response nobody
+        reads)."""
         done = threading.Event()
         lock = threading.Lock()
         box: list[tuple[bool, object]] = []
@@ -95,7 +112,7 @@ class Watch:
 
         threading.Thread(target=run, name="wheelfit-http-call", daemon=True).start()
         try:
-            self.wait_for(done, host_of(url), str(url))
+            self.wait_for(done, host_of(url), str(url), check=check)
         except BaseException:
             with lock:
                 abandoned = True

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from packaging.utils import canonicalize_name
 
 from ..fetch.cache import Cache, CachedPage
-from ..fetch.errors import NetworkError
+from ..fetch.errors import HTTPStatusError, NetworkError
 from ..fetch.hashes import bytes_mismatch
 from .errors import IndexPageError, OfflineError, ProjectNotFoundError
 from .links import FileLink, ProjectPage, parse_page
@@ -136,7 +136,7 @@ class IndexClient:
         try:
             response = get(self._http(), url, headers, self._retry or RetryPolicy())
         except NetworkError as exc:
-            raise NetworkError(f"{exc}; or use --offline to read the cache") from exc
+            raise _offline_hint(exc) from exc
         if response.status_code == 304 and cached is not None:
             return cached, False
         if response.status_code == 404:
@@ -155,3 +155,11 @@ class IndexClient:
             final_url=str(response.url) if str(response.url) != url else None,
         )
         return fresh, True
+
+
+def _offline_hint(exc: NetworkError) -> NetworkError:
+    """The same error (its type kept: a refused redirect, a TLS failure, a status) saying ``--offline`` exists."""
+    message = f"{exc}; or use --offline to read the cache"
+    if isinstance(exc, HTTPStatusError):
+        return HTTPStatusError(message, exc.status)
+    return type(exc)(message)

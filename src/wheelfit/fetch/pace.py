@@ -1,0 +1,140 @@
+"""The slowest a response may arrive, and the longest one request may take (curl's ``--speed-limit``,
+``--speed-time`` and ``--max-time``).
+
+The read timeout bounds each socket read, so a server that sends one byte a second never trips it, and a
+2.5 GB wheel at that pace would take eighty years. So a response body must keep up an average of
+``speed_limit`` bytes/s over every ``speed_time`` seconds, from its headers on (waiting for the headers is
+what ``--timeout`` bounds), and with ``max_time`` no request may take longer than that from connecting to its
+last byte.
+
+The defaults never trip a working link: 1 KiB/s is a tenth of a 2G mobile link, and 30 s is the read timeout
+already. ``max_time`` is off by default: no one bound suits both a 1 kB index page and a 2.5 GB CUDA wheel on
+a slow line. Each is set by a variable (``WHEELFIT_SPEED_LIMIT``, ``WHEELFIT_SPEED_TIME``,
+``WHEELFIT_MAX_TIME``) or in the library by a :class:`SpeedRule`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import httpx
+
+from ..errors import WheelfitError
+
+__all__ = [
+    "MAX_TIME_ENV",
+    "SPEED_LIMIT_ENV",
+    "SPEED_TIME_ENV",
+    "MaxTimeError",
+    "Pace",
+    "SpeedRule",
+    "TooSlowError",
+]
+
+SPEED_LIMIT_ENV = "WHEELFIT_SPEED_LIMIT"
+SPEED_TIME_ENV = "WHEELFIT_SPEED_TIME"
+MAX_TIME_ENV = "WHEELFIT_MAX_TIME"
+
+#: How often the speed is sampled: the window is measured to within this many seconds, and the samples kept
+#: are at most ``speed_time / _STEP`` however fast the body arrives.
+_STEP = 0.25
+
+
+@dataclass(frozen=True)
+class SpeedRule:
+    #: Bytes per second that a body must average over every ``speed_time`` seconds; ``0`` turns the rule off.
+    speed_limit: float = 1024.0
+    speed_time: float = 30.0
+    #: Seconds one request may take from start to last byte; ``None``: no bound but the two above.
+    max_time: float | None = None
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> SpeedRule:
+        """The rule ``environ`` sets (each variable left unset keeps its default); a bad value is one line."""
+        default = cls()
+        limit = _number(environ, SPEED_LIMIT_ENV, default.speed_limit, allow_zero=True)
+        window = _number(environ, SPEED_TIME_ENV, default.speed_time)
+        max_time = _number(environ, MAX_TIME_ENV, None)
+        return cls(limit if limit is not None else 0.0, window or default.speed_time, max_time)
+
+
+def _number(environ: Mapping[str, str], name: str, default: float | None, allow_zero: bool = False) -> float | None:
+    text = environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        least = "0 or more" if allow_zero else "more than 0"
+        raise WheelfitError(f"{name}={text!r}: not a number of {_UNITS[name]}; give {least}, or unset it")
+    return value
+
+
+_UNITS = {SPEED_LIMIT_ENV: "bytes per second", SPEED_TIME_ENV: "seconds", MAX_TIME_ENV: "seconds"}
+
+
+class TooSlowError(httpx.TransportError):
+    """The body came in below the rule's speed; retried like a timeout (a resumed download may go faster)."""
+
+
+class MaxTimeError(httpx.TransportError):
+    """The request took longer than ``max_time``; not retried (another try would take as long)."""
+
+
+class Pace:
+    """One response's progress against a :class:`SpeedRule`: :meth:`add` each chunk, :meth:`check` at any time."""
+
+    def __init__(
+        self, rule: SpeedRule, started: float, clock: Callable[[], float] = time.monotonic, request: object = None
+    ) -> None:
+        """``started``: when the request began (``clock``'s time); the speed is measured from now on."""
+        self.rule, self._clock, self._request = rule, clock, request
+        self._started = started
+        now = clock()
+        self._body_from = now
+        self._received = 0
+        #: ``(time, bytes received by then)``, oldest first; the first is at or before the window's start.
+        self._samples: deque[tuple[float, int]] = deque([(now, 0)])
+
+    def add(self, count: int) -> None:
+        now = self._clock()
+        self._received += count
+        if now - self._samples[-1][0] >= _STEP:
+            self._samples.append((now, self._received))
+        self.check(now)
+
+    def check_time(self, now: float | None = None) -> None:
+        """Raise :class:`MaxTimeError` if the request has taken longer than ``max_time`` by ``now``."""
+        now = self._clock() if now is None else now
+        rule = self.rule
+        if rule.max_time is not None and now - self._started > rule.max_time:
+            raise self._error(MaxTimeError, f"took longer than {rule.max_time:g} s ({MAX_TIME_ENV} sets the limit)")
+
+    def check(self, now: float | None = None) -> None:
+        """Raise :class:`MaxTimeError` or :class:`TooSlowError` if the rule is broken by ``now``."""
+        now = self._clock() if now is None else now
+        self.check_time(now)
+        rule = self.rule
+        if rule.speed_limit <= 0 or now - self._body_from < rule.speed_time:
+            return
+        start = now - rule.speed_time
+        while len(self._samples) > 1 and self._samples[1][0] <= start:
+            self._samples.popleft()
+        got = self._received - self._samples[0][1]
+        if got < rule.speed_limit * rule.speed_time:
+            raise self._error(
+                TooSlowError,
+                f"too slow: {got} bytes in the last {rule.speed_time:g} s, below {rule.speed_limit:g} bytes/s "
+                f"({SPEED_LIMIT_ENV} and {SPEED_TIME_ENV} set the limit)",
+            )
+
+    def _error(self, kind: type[httpx.TransportError], message: str) -> httpx.TransportError:
+        if isinstance(self._request, httpx.Request):
+            return kind(message, request=self._request)
+        return kind(message)
