@@ -107,7 +107,7 @@ def test_eight_processes_share_one_cache_and_one_killed_midway_corrupts_nothing(
             wanted = [files[n][1] for n in plan if n != "*"]
             assert [(name, digest) for name, _, digest in got] == [(n, expected[n]) for n in wanted]
         # Every file was downloaded by one process; the rest waited for it and took it from the cache.
-        downloaded = [name for got in results for name, from_cache, _ in got if not from_cache]
+        downloaded = [str(name) for got in results for name, from_cache, _ in got if not from_cache]
         assert sorted(downloaded) == sorted(SIZES)
         # One transfer per file; the killed one's continues where it stopped or starts again, but only once.
         asked = [path.lstrip("/") for path, _ in requests]

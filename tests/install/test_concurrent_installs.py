@@ -102,8 +102,8 @@ def test_eight_concurrent_installs_serialize_and_leave_a_consistent_environment(
     for i, name in enumerate(packages):
         wanted = [name, "torch", "torchvision"] if i % 2 else [name]
         argv = [sys.executable, "-m", "wheelfit", "install", *wanted, *common]
-        with logs[i].open("w") as log:
-            procs.append(subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT))
+        with logs[i].open("w") as out:
+            procs.append(subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT))
     codes = [p.wait(timeout=180) for p in procs]
     elapsed = time.monotonic() - started
     assert codes == [0] * RUNS, "\n---\n".join(log.read_text() for log in logs)
