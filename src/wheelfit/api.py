@@ -559,6 +559,7 @@ def install_requirements(
     requirement_files: Sequence[str] = (),
     constraint_files: Sequence[str] = (),
     no_index: bool = False,
+    recover: str | None = None,
 ) -> InstallOutcome:
     """``wheelfit install``: plan for the machine (or ``target``), install into the environment, verify.
 
@@ -575,9 +576,13 @@ def install_requirements(
     ``torch_backend``, ``force`` and ``allow_hsa_override`` choose the build as for :func:`plan`.
     ``find_links`` (else ``UV_FIND_LINKS``, ``PIP_FIND_LINKS``) are wheelhouses: for everything that is not
     torch-family, and for a torch-family file only when it has exactly the name of the one the plan chose.
+    ``recover`` (``restore`` or ``keep``): what to do with an earlier install into the environment that was killed
+    midway, when the environment changed since (:func:`~wheelfit.install.transaction.recover_interrupted`).
     """
     if installer not in ("uv", "pip"):  # before anything runs; backend() says the same to its own callers
         raise UsageError(f"--installer {installer}: use uv or pip")
+    if recover not in (None, "restore", "keep"):
+        raise UsageError(f"--recover {recover}: use restore or keep")
     from .install.target_env import start_inspect
 
     # First: the child process that describes the environment (~0.15 s) runs while everything else is imported.
@@ -615,9 +620,12 @@ def install_requirements(
         python=lambda: _full_python(pending.result()),
     )  # fmt: skip
     env = pending.result()
+    from .install.run import recover_first  # a killed earlier install: undone before the plan looks at the env
+
+    env, recovered = recover_first(env, environ, recover=recover, dry_run=dry_run, progress=network.progress)
     asked = asked.for_environment(env.markers)
     wanted = sort_wanted(asked.requirements, [*constraints, *(c.spec for c in asked.constraints)], env.markers)
-    notes: list[str] = []
+    notes: list[str] = list(recovered)
     if config.extra_index_urls:
         notes.append(
             "--extra-index-url is used only for packages that are not torch-family; torch-family packages come "
@@ -641,7 +649,7 @@ def install_requirements(
         config.default_index, _backend_environ(environ, network), wanted.other, config.extra_index_urls,
         wanted.constraints, wanted.extras,
         dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
-        find_links=links, no_index=no_index, keep=keep,
+        find_links=links, no_index=no_index, keep=keep, recover=recover, progress=network.progress,
     )  # fmt: skip
     from .install.source import LocalWheels
 

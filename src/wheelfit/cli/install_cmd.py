@@ -126,6 +126,17 @@ def install(
         bool,
         typer.Option("--no-index", help="Use no default index: only --find-links (torch-family: the plan's index)."),
     ] = False,
+    recover: Annotated[
+        str | None,
+        typer.Option(
+            "--recover",
+            help="An earlier wheelfit install into this environment was killed midway and the environment changed "
+            "since (another package installed): restore puts it back as it was before that install, undoing the "
+            "later changes too; keep leaves it as it is and drops the saved state. Without it, wheelfit restores "
+            "only when nothing else changed, else stops and asks.",
+            metavar="restore|keep",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print what the installer printed.")] = False,
     disable: DisableOpt = None,
@@ -170,6 +181,7 @@ def install(
             requirement_files=requirement or (),
             constraint_files=constraint or (),
             no_index=no_index,
+            recover=recover,
         )
     if as_json:
         print_json(outcome.to_dict())

@@ -1,4 +1,4 @@
-"""The download cache: where it lives, how entries are laid out, atomic writes and the cross-process lock.
+"""The download cache: where it lives, how entries are laid out, atomic writes and its entries' locks.
 
 Layout under the root (platform cache dir, or ``WHEELFIT_CACHE_DIR``)::
 
@@ -22,21 +22,14 @@ import hashlib
 import io
 import json
 import os
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..locking import file_lock as _file_lock
 from .errors import CacheLockError
-from .watch import Interrupted
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-else:
-    import fcntl
 
 __all__ = ["CACHE_ENV", "Cache", "CachedPage", "atomic_write", "default_cache_dir", "file_lock", "fingerprint"]
 
@@ -78,58 +71,27 @@ def atomic_file(path: Path) -> Iterator[io.BufferedWriter]:
         raise
 
 
-@contextlib.contextmanager
 def file_lock(
     path: Path,
     *,
     timeout: float,
     on_wait: Callable[[], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
-) -> Iterator[None]:
+) -> contextlib.AbstractContextManager[None]:
     """Hold an exclusive lock on ``path`` (created if needed); works between threads and processes.
 
-    Each call opens the file anew, so two threads of one process contend like two processes do.
-    ``on_wait`` is called once if the lock is busy, so the caller can tell the user why it pauses; while it
-    waits, ``cancelled()`` turning true (Ctrl-C) raises :class:`~.watch.Interrupted`.
+    The one lock implementation (:func:`wheelfit.locking.file_lock`, also the environment's), timing out as
+    :class:`CacheLockError`. ``on_wait`` is called once if the lock is busy, so the caller can tell the user why
+    it pauses; while it waits, ``cancelled()`` turning true (Ctrl-C) raises :class:`~.watch.Interrupted`.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+b") as handle:
-        deadline = time.monotonic() + timeout
-        waited = False
-        while not _try_lock(handle.fileno()):
-            if not waited and on_wait is not None:
-                on_wait()
-            waited = True
-            if cancelled is not None and cancelled():
-                raise Interrupted
-            if time.monotonic() >= deadline:
-                raise CacheLockError(
-                    f"{path}: another wheelfit run has held this cache lock for {timeout:.0f} s; "
-                    "wait for it to finish or remove the lock file if no wheelfit is running"
-                )
-            time.sleep(0.05)
-        try:
-            yield
-        finally:
-            _unlock(handle.fileno())
-
-
-def _try_lock(fd: int) -> bool:
-    try:
-        if sys.platform == "win32":  # pragma: no cover
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        else:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
-def _unlock(fd: int) -> None:
-    if sys.platform == "win32":  # pragma: no cover
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+    return _file_lock(
+        path,
+        timeout=timeout,
+        what="a download cache entry's lock",
+        on_wait=on_wait,
+        cancelled=cancelled,
+        error=CacheLockError,
+    )
 
 
 def fingerprint(path: Path) -> list[int]:

@@ -1,15 +1,20 @@
 """One install, start to end: fetch and check the torch-family wheels, then hand everything to the backend
-inside a snapshot that is restored if anything fails."""
+inside a snapshot that is restored if anything fails.
+
+Under the environment's lock (one install at a time; a second one waits, and says so), an earlier install that was
+killed midway is dealt with first (:func:`~.transaction.recover_interrupted`), and the snapshot records what this
+install was asked for (and, when the installer's dry run was asked anyway, what it would change), so that a later
+recovery can tell this install's changes from anyone else's."""
 
 from __future__ import annotations
 
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -21,10 +26,21 @@ from .errors import BackendError
 from .family import TORCH_FAMILY
 from .gather import FetchedWheel, LocalFiles, WheelSource, gather_family
 from .prefetch import warm_backend_cache
-from .target_env import TargetEnv
-from .transaction import SNAPSHOT_PREFIX, Snapshot, env_lock, interrupted, recover_interrupted
+from .target_env import TargetEnv, inspect_env
+from .transaction import (
+    SNAPSHOT_PREFIX,
+    RollbackError,
+    Snapshot,
+    env_lock,
+    interrupted,
+    pending_recovery,
+    recover_interrupted,
+)
 
-__all__ = ["InstallOptions", "InstallResult", "install_plan"]
+if TYPE_CHECKING:
+    from ..fetch.download import ProgressCallback
+
+__all__ = ["InstallOptions", "InstallResult", "install_plan", "recover_first"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,12 @@ class InstallOptions:
     #: Torch-family packages installed already that stay as they are (name -> version): PyPI's torch that runs
     #: here, kept under a plan for its companions.
     keep: Mapping[str, str] = field(default_factory=dict)
+    #: ``--recover``: an interrupted earlier install when the environment changed since: ``restore`` its snapshot
+    #: (undoing the later changes too) or ``keep`` the environment as it is; ``None`` restores only if nothing
+    #: else changed, else stops and asks.
+    recover: str | None = None
+    #: Told (as a ``stalled`` event) when another wheelfit install holds the environment's lock.
+    progress: ProgressCallback | None = None
 
 
 @dataclass(frozen=True)
@@ -151,35 +173,55 @@ def install_plan(
         if not request.requirements:  # PyPI's torch kept, nothing else asked for: nothing to hand over
             return InstallResult(plan, installer.name, options.index_url, (), (), (), options.dry_run, tuple(notes))
         if options.dry_run:
-            if interrupted(env.prefix):
-                notes.append(
-                    f"an earlier wheelfit install into {env.prefix} was interrupted; a real install first puts the "
-                    "environment back as it was before it"
-                )
+            notes += pending_recovery(env.prefix, env.markers)
             result = installer.install(request)
             if not result.ok:
                 raise BackendError(_explain(installer.name, result, blocked))
         else:
-            with env_lock(env.prefix):
-                notes += recover_interrupted(env.prefix, env.install_dirs)
-                if not options.reinstall and _changes_nothing(installer, request, wheels, env):
+            with env_lock(env.prefix, on_wait=_lock_waiting(options.progress, env.prefix)):
+                notes += recover_interrupted(env.prefix, env.install_dirs, env.markers, options.recover)
+                preview = None if options.reinstall else _preview(installer, request, wheels, env)
+                if preview is not None and preview.ok and not preview.installs and not preview.removes:
                     return InstallResult(
                         plan, installer.name, options.index_url, tuple(wheels), (), (), False, tuple(notes)
                     )
-                snapshot = Snapshot(env.install_dirs, env.prefix / f"{SNAPSHOT_PREFIX}{os.getpid()}")
+                expected = None if preview is None or not preview.ok else _names(preview)
+                snapshot = Snapshot(
+                    env.install_dirs, env.prefix / f"{SNAPSHOT_PREFIX}{os.getpid()}",
+                    installing=request.requirements, expected=expected,
+                )  # fmt: skip
                 try:
                     result = installer.install(request)
                 except BaseException:
-                    snapshot.restore()
+                    _roll_back(snapshot, f"the {installer.name} install was interrupted")
                     raise
                 if not result.ok:
-                    snapshot.restore()
+                    _roll_back(snapshot, f"{installer.name} failed ({result.last_error()})")
                     raise BackendError(_explain(installer.name, result, blocked))
                 snapshot.discard()
     return InstallResult(
         plan, installer.name, options.index_url, tuple(wheels), result.installs, result.removes, options.dry_run,
         tuple(notes), (result.stderr + result.stdout).strip(),
     )  # fmt: skip
+
+
+def recover_first(
+    env: TargetEnv,
+    environ: Mapping[str, str],
+    *,
+    recover: str | None,
+    dry_run: bool,
+    progress: ProgressCallback | None = None,
+) -> tuple[TargetEnv, list[str]]:
+    """Deal with an earlier install into ``env`` that was killed midway before anything is planned, and describe
+    the environment again if that changed it: the plan (what is installed already, what is kept) must be made for
+    the environment as the install will find it. A dry run changes nothing (:func:`install_plan` says what a real
+    install would do)."""
+    if dry_run or not interrupted(env.prefix):
+        return env, []
+    with env_lock(env.prefix, on_wait=_lock_waiting(progress, env.prefix)):
+        notes = recover_interrupted(env.prefix, env.install_dirs, env.markers, recover)
+    return (inspect_env(env.executable, environ) if notes else env), notes
 
 
 def _direct(wheel: FetchedWheel, extras: Mapping[str, tuple[str, ...]]) -> str:
@@ -190,10 +232,10 @@ def _direct(wheel: FetchedWheel, extras: Mapping[str, tuple[str, ...]]) -> str:
     return f"{wheel.name}[{','.join(sorted(asked))}] @ {wheel.path.resolve().as_uri()}"
 
 
-def _changes_nothing(
+def _preview(
     installer: Installer, request: BackendRequest, wheels: Sequence[FetchedWheel], env: TargetEnv
-) -> bool:
-    """Whether the backend's dry run says this install changes nothing.
+) -> BackendResult | None:
+    """The backend's dry run of this install, to see whether it changes nothing.
 
     Asked only when a planned torch-family package is installed already (a re-run, CI on a cached
     environment): the rollback snapshot links every file of the environment (some 12,000 with torch, ~0.8 s
@@ -201,9 +243,35 @@ def _changes_nothing(
     """
     have = {canonicalize_name(name) for name in env.installed}
     if not any(canonicalize_name(w.name) in have for w in wheels):
-        return False
-    preview = installer.install(replace(request, dry_run=True))
-    return preview.ok and not preview.installs and not preview.removes
+        return None
+    return installer.install(replace(request, dry_run=True))
+
+
+def _names(preview: BackendResult) -> list[str]:
+    """The distribution names a dry run would install or remove (``torch==2.15.0``, ``torch @ file:///...``)."""
+    return [re.split(r"==| @ ", item, maxsplit=1)[0].strip() for item in (*preview.installs, *preview.removes)]
+
+
+def _roll_back(snapshot: Snapshot, what: str) -> None:
+    """Restore the snapshot; a rollback that cannot finish says what failed first, then what is left."""
+    try:
+        snapshot.restore()
+    except RollbackError as exc:
+        raise RollbackError(f"{what}, and {exc}") from exc
+
+
+def _lock_waiting(progress: ProgressCallback | None, prefix: Path) -> Callable[[], None] | None:
+    """Tell the user why the install pauses: another wheelfit install into this environment holds its lock."""
+    if progress is None:
+        return None
+    report = progress
+
+    def waiting() -> None:
+        from ..fetch.download import Progress  # only when waiting: a run that never waits need not import it
+
+        report(Progress(str(prefix / ".wheelfit.lock"), "stalled", detail=f"another wheelfit install into {prefix}"))
+
+    return waiting
 
 
 def _explain(backend: str, result: BackendResult, blocked: Sequence[str]) -> str:
