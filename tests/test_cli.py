@@ -37,7 +37,7 @@ def test_detect_json_on_a_sysroot(tmp_path: Path, realdata: Path) -> None:
     r = wheelfit("detect", "--json", "--sysroot", str(root))
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
-    assert rep["schema_version"] == "1.0"
+    assert rep["schema_version"] == "1.1"
     assert rep["sysroot"] == str(root.resolve())
     assert rep["platform"]["system"] == "Linux" and rep["platform"]["machine"] == "aarch64"
     assert rep["accelerators"] == []

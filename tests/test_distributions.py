@@ -87,7 +87,7 @@ def test_wheels_install_from_a_folder_and_run(tmp_path: Path) -> None:
 
     wheelfit = str(venv / "bin" / "wheelfit")
     rep: dict[str, Any] = json.loads(run([wheelfit, "detect", "--json"], env, cwd).stdout)
-    assert rep["schema_version"] == "1.0"
+    assert rep["schema_version"] == "1.1"
     assert rep["platform"]["system"] and rep["platform"]["machine"]
     # Every detector plugin loads from its installed wheel (entry points), and each probed something.
     assert {p["provider"] for p in rep["probes"]} == {"cpu", "nvidia", "amd", "intel"}

@@ -27,8 +27,9 @@ __all__ = [
     "accelerator_from_dict",
 ]
 
-#: Bumped on any incompatible change to the JSON shape; readers refuse other majors.
-SCHEMA_VERSION = "1.0"
+#: The major is bumped on any incompatible change to the JSON shape (readers refuse other majors), the minor when
+#: keys are added: 1.1 adds ``failed_providers``.
+SCHEMA_VERSION = "1.1"
 
 Vendor = Literal["nvidia", "amd", "intel", "apple"]
 VENDORS: tuple[str, ...] = get_args(Vendor)

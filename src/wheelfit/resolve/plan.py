@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["PLAN_SCHEMA_VERSION", "PackagePin", "Plan", "Rejection"]
 
 #: 1.0: the keys of wheelfit 0.1; 1.1 adds ``schema_version``, ``confidence``/``uncertain`` per package,
-#: ``judge`` per rejection and ``sources``; ``detector_failures`` was added later within 1.1 (an empty list when
-#: every detector plugin worked or the machine was given with ``--target``).
-PLAN_SCHEMA_VERSION = "1.1"
+#: ``judge`` per rejection and ``sources``; 1.2 adds ``detector_failures`` (an empty list when every detector
+#: plugin worked or the machine was given with ``--target``).
+PLAN_SCHEMA_VERSION = "1.2"
 
 
 @dataclass(frozen=True)
