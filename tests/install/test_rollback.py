@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.hung import hung_server
+from tests.support.running import Running
 from tests.support.wheels import make_wheel
 from wheelfit.install.target_env import inspect_env
 from wheelfit.install.transaction import Snapshot
@@ -168,6 +170,43 @@ def test_a_rollback_that_cannot_finish_says_what_is_left_exits_1_and_the_next_ru
         assert tree(prefix) == before
         assert import_torch(python, env) == ["2.15.0+cpu", "None", "None"]
         assert _junk(prefix) == []
+
+
+def test_an_install_whose_own_rollback_cannot_finish_exits_1_saying_what_is_left(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Ctrl-C while the installer runs (it waits on a hung index), after it wrote into site-packages (done here
+    by the test) and site-packages became read-only: the rollback fails part-way. One line, exit 1 (never 70),
+    the snapshot kept; the next run, once site-packages is writable, finishes it."""
+    prefix = tmp_path / "venv"
+    python = make_venv(prefix)
+    with tmpfs(site_packages(prefix), "64m") as site, hung_server() as hung:
+        args = ["install", "torch", "stallpkg", "--target", "os=linux", "--python", str(python), "--no-verify",
+                "--pytorch-index", index.pytorch, "--index-url", f"{hung.url}/simple"]  # fmt: skip
+        run = Running(args, env)
+        run.wait_until(
+            lambda: bool(list(prefix.glob(".wheelfit-rollback-*/snapshot.json"))) and hung.connected.is_set()
+        )
+        for i in range(7):  # what the installer wrote before it was stopped
+            (site / f"half_{i}.py").write_text("# half-installed\n")
+        remount(site, "ro")
+        try:
+            run.interrupt()
+        finally:
+            remount(site, "rw")
+        assert run.proc.returncode == 1, run.lines
+        (line,) = [ln for ln in run.lines if ln.startswith("wheelfit: ")]
+        assert line.startswith("wheelfit: error: the uv install was interrupted, and the rollback could not put back "
+                               "7 path(s) (Read-only file system): "), line  # fmt: skip
+        assert " and 2 more. The state before the install is kept in " in line and "--recover keep" in line
+        assert list(prefix.glob(".wheelfit-rollback-*/snapshot.json"))
+
+        again = run_wheelfit(["install", "torch", "--target", "os=linux", "--python", str(python), "--no-verify",
+                              "--pytorch-index", index.pytorch, "--index-url", index.default], env)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert "the environment was first put back as it was before it" in again.stdout
+        assert not list(site.glob("half_*")) and _junk(prefix) == []
+        assert installed(python, env) == {"torch": "2.15.0+cpu", "smallnum": "1.0"}
 
 
 @pytest.mark.parametrize("layout", ["lib64 link", "plain"])
