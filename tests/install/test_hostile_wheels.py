@@ -164,6 +164,35 @@ def test_a_hostile_archive_is_refused(
     assert str(info.value).startswith(f"{NAME}") and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"WHEEL": b"Wheel-Version: 2.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+         "is wheel format 2.0; wheelfit and its installers read format 1.x"),
+        ({"WHEEL": b"Generator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}, "no readable Wheel-Version"),
+        ({"WHEEL": None}, f"has no {DIST}/WHEEL"),
+        ({"demo-1.0.data/etc/evil.conf": b"x\n"}, "demo-1.0.data/etc/ is not an install scheme"),
+    ],
+    ids=["wheel-version-2", "no-wheel-version", "no-wheel-file", "unknown-data-scheme"],
+)  # fmt: skip
+def test_a_wheel_format_or_layout_no_installer_agrees_on_is_refused(
+    tmp_path: Path, change: dict[str, bytes | None], message: str
+) -> None:
+    """PEP 427: fail on a greater Wheel-Version major; a ``.data`` directory that is not an install scheme."""
+    files = _files(tmp_path)
+    for member, data in change.items():
+        key = f"{DIST}/{member}" if member == "WHEEL" else member
+        if data is None:
+            del files[key]
+        else:
+            files[key] = data
+    wheel = tmp_path / NAME
+    wheel.write_bytes(build(entries_for(_with_record(files))))
+    with pytest.raises(UnsafeWheelError) as info:
+        read_wheel(wheel)
+    assert message in str(info.value) and str(info.value).startswith(NAME)
+
+
 def test_the_true_rebuild_and_benign_variations_are_accepted(tmp_path: Path) -> None:
     """The same wheel rebuilt byte by byte, as ZIP64 (torch > 4 GiB), with a comment, and with a directory entry."""
     files = _with_record(_files(tmp_path))
@@ -173,6 +202,7 @@ def test_the_true_rebuild_and_benign_variations_are_accepted(tmp_path: Path) -> 
         build([replace(e, zip64=True) for e in entries_for(files)], zip64=True),
         build(entries_for(files))[:-2] + struct.pack("<H", 7) + b"comment",
         build([Entry(b"demo/", b""), *entries_for(files)]),
+        build(entries_for(_with_record({**_files(tmp_path), "demo-1.0.data/purelib/demo_extra.py": b"y = 2\n"}))),
     ):
         wheel.write_bytes(data)
         assert read_wheel(wheel).name == "demo"

@@ -40,7 +40,10 @@ MAX_UNPACKED = 32 * 1024**3
 #: METADATA, RECORD and entry_points.txt are read whole; a torch RECORD is ~1.5 MB.
 MAX_SMALL = 64 * 1024**2
 #: What the memo says it checked: memos written by an older, weaker check are not trusted.
-MEMO_FORMAT = 2
+MEMO_FORMAT = 3
+#: The ``<name>-<version>.data/<scheme>/`` directories a wheel may have (the binary distribution format spec:
+#: the install scheme's keys); another would be placed where each installer guesses, or not at all.
+DATA_SCHEMES = ("purelib", "platlib", "headers", "scripts", "data")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -105,6 +108,10 @@ def read_wheel(path: Path, workers: int | None = None) -> WheelInfo:
             by_name = {m.name: m for m in members}
             dist_info = _check_members(path.name, name, version, members)
             raw = read_member(f, by_name[f"{dist_info}/METADATA"], path.name, MAX_SMALL)
+            wheel_member = by_name.get(f"{dist_info}/WHEEL")
+            if wheel_member is None:
+                raise UnsafeWheelError(f"{path.name}: has no {dist_info}/WHEEL; refusing to install it")
+            _check_wheel_version(read_member(f, wheel_member, path.name, MAX_SMALL), path.name)
             record_member = by_name.get(f"{dist_info}/RECORD")
             if record_member is None:
                 raise UnsafeWheelError(f"{path.name}: has no {dist_info}/RECORD; refusing to install it")
@@ -118,6 +125,20 @@ def read_wheel(path: Path, workers: int | None = None) -> WheelInfo:
         ) from exc
     _check_record(path, members, record, dist_info, workers)
     return _metadata(path.name, name, version, raw)
+
+
+def _check_wheel_version(raw: bytes, filename: str) -> None:
+    """The wheel format is 1.x: an installer "must fail if Wheel-Version has a greater major version than the
+    version it supports" (PEP 427, the binary distribution format spec), since a 2.x layout may mean files land
+    elsewhere."""
+    value = str(BytesHeaderParser().parsebytes(raw).get("Wheel-Version", "")).strip()
+    major, dot, _minor = value.partition(".")
+    if not (dot and major.isascii() and major.isdigit() and _minor.isascii() and _minor.isdigit()):
+        raise UnsafeWheelError(f"{filename}: its WHEEL file has no readable Wheel-Version; refusing to install it")
+    if major.lstrip("0") != "1":  # compared as text: int() of thousands of digits raises
+        raise UnsafeWheelError(
+            f"{filename}: is wheel format {value}; wheelfit and its installers read format 1.x; refusing to install it"
+        )
 
 
 def _metadata(filename: str, name: str, version: Version, raw: bytes) -> WheelInfo:
@@ -154,6 +175,11 @@ def _check_members(filename: str, name: str, version: Version, members: Sequence
         top, _, rest = member.name.partition("/")
         if top.endswith(".dist-info"):
             dist_infos.add(top)
+        if top.endswith(".data") and rest and not member.is_dir and rest.partition("/")[0] not in DATA_SCHEMES:
+            raise UnsafeWheelError(
+                f"{filename}: {top}/{rest.partition('/')[0]}/ is not an install scheme ({', '.join(DATA_SCHEMES)}); "
+                "refusing to install it"
+            )
         if top.endswith(".data") and rest.startswith("scripts/") and not member.is_dir:
             script = rest[len("scripts/") :]
             problem = script_problem(script)
