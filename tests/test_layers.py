@@ -67,12 +67,21 @@ def _prints(path: Path) -> list[int]:
     return lines
 
 
+#: Modules that touch ``sys.stdout`` to keep others from printing into it, never to print: the detector plugins'
+#: writes are sent to stderr so that ``--json`` output stays JSON.
+GUARDS = {"src/wheelfit/probe/divert.py"}
+
+
 def test_nothing_below_the_command_line_prints() -> None:
     files = [p for p in SRC.rglob("*.py") if "cli" not in p.relative_to(SRC).parts and p.name != "__main__.py"]
     files += list((ROOT / "providers").glob("*/src/*/*.py"))
     assert len(files) > 50
     printing = {str(p.relative_to(ROOT)): _prints(p) for p in files if _prints(p)}
-    assert printing == {}
+    assert set(printing) <= GUARDS, printing
+    for guard in GUARDS:
+        tree = ast.parse((ROOT / guard).read_text(encoding="utf-8"))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+        assert all(n.func.id != "print" for n in calls if isinstance(n.func, ast.Name))
 
 
 def test_an_offline_plan_imports_no_http_client(tmp_path: Path) -> None:
