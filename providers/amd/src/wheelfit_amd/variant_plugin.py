@@ -4,18 +4,25 @@ Mirrors ``amd_variant_provider.plugin:AMDVariantPlugin`` (wheelnext/amd-variant-
 ``gfx_arch`` (multi-value, the runtime's gfx targets sorted and de-duplicated, or the
 forced list as given) then ``rocm_version`` (one exact ``MAJOR.MINOR`` value), and its
 override variables. :data:`VARIANT_NAMESPACES` is the pure part the wheelfit core
-calls; :class:`AMDVariantPlugin` is the ``variant_plugins`` entry point. Stdlib only.
+calls; :class:`AMDVariantPlugin` is the ``variant_plugins`` entry point, its plugin-API
+machinery shared with the other providers in ``wheelfit_probekit.variant_plugin``. Stdlib only.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wheelfit_probekit import System
+from wheelfit_probekit.variant_plugin import (
+    Config,
+    NamespaceFunction,
+    OverrideError,
+    VariantFeatureConfig,
+    VariantPlugin,
+)
+
+from . import PROVIDER
 
 __all__ = [
     "FORCE_GFX_ARCH",
@@ -28,8 +35,6 @@ __all__ = [
     "amd_supported_configs",
 ]
 
-Config = tuple[str, list[str], bool]
-
 FORCE_GFX_ARCH = "AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH"
 FORCE_ROCM_VERSION = "AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION"
 
@@ -40,19 +45,6 @@ ALL_GFX_ARCHS = [
 ]  # fmt: skip
 
 _ROCM = re.compile(r"^\s*(\d+)\.(\d+)")
-
-
-class OverrideError(ValueError):
-    """An override variable holds a value the provider cannot read."""
-
-
-@dataclass(frozen=True)
-class VariantFeatureConfig:
-    """One feature as variantlib's ``VariantFeatureConfigType`` expects: values most preferred first."""
-
-    name: str
-    values: list[str]
-    multi_value: bool = False
 
 
 # -- pure part ------------------------------------------------------------------------
@@ -104,58 +96,13 @@ def _rocm_version(gpus: Sequence[Mapping[str, Any]], environ: Mapping[str, str])
 
 
 #: namespace -> pure function over report-shaped data; the contract the wheelfit core relies on.
-VARIANT_NAMESPACES: dict[
-    str, Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any] | None, Mapping[str, str]], list[Config]]
-] = {"amd": amd_supported_configs}
+VARIANT_NAMESPACES: dict[str, NamespaceFunction] = {"amd": amd_supported_configs}
 
 
-# -- plugin API -------------------------------------------------------------------------
-
-
-def _detect() -> list[Config]:
-    """Probe this machine (or ``WHEELFIT_SYSROOT``) with wheelfit's detector and apply the pure function."""
-    from . import PROVIDER
-
-    environ = dict(os.environ)
-    system = System.from_sysroot(environ.get("WHEELFIT_SYSROOT") or None, environ=environ, command_timeout=_timeout())
-    result = PROVIDER.probe(system)
-    return amd_supported_configs(result.accelerators, result.cpu, environ)
-
-
-def _timeout() -> float:
-    try:
-        return max(0.1, float(os.environ.get("WHEELFIT_PROBE_TIMEOUT") or 15))
-    except ValueError:
-        return 15.0
-
-
-def _objects(configs: list[Config]) -> list[VariantFeatureConfig]:
-    return [VariantFeatureConfig(name, list(values), multi) for name, values, multi in configs]
-
-
-class AMDVariantPlugin:
+class AMDVariantPlugin(VariantPlugin):
     """``variant_plugins`` entry point for the ``amd`` namespace (class methods: works instantiated or not)."""
 
     namespace = "amd"
-    is_aot_plugin = False
-    is_build_plugin = False
-    all_properties_compatible = False
-    dynamic = False
-
-    @classmethod
-    def get_supported_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(_detect())
-
-    @classmethod
-    def get_all_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(amd_all_configs())
-
-    @classmethod
-    def validate_property(cls, variant_property: Any) -> bool:
-        """Early-2025 API: whether ``amd :: feature :: value`` is a value this provider knows."""
-        if getattr(variant_property, "namespace", None) != cls.namespace:
-            return False
-        feature, value = getattr(variant_property, "feature", None), getattr(variant_property, "value", None)
-        return any(name == feature and value in values for name, values, _ in amd_all_configs())
+    _provider = PROVIDER
+    _supported = staticmethod(amd_supported_configs)
+    _all = staticmethod(amd_all_configs)

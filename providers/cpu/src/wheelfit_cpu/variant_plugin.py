@@ -11,16 +11,18 @@ wheelfit's report names the same target (``cpu.microarchitecture``, chosen as
 ``archspec.cpu.host()`` chooses), so the answer is the same for the same CPU.
 
 archspec is imported on first use only. Neither reference reads an override variable.
+The plugin-API machinery is shared with the other providers (``wheelfit_probekit.variant_plugin``);
+this distribution declares two classes on it, one per namespace, over one detector.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wheelfit_probekit import System
+from wheelfit_probekit.variant_plugin import Config, NamespaceFunction, VariantFeatureConfig, VariantPlugin
+
+from . import PROVIDER
 
 __all__ = [
     "AARCH64_FEATURES",
@@ -34,8 +36,6 @@ __all__ = [
     "x86_64_all_configs",
     "x86_64_supported_configs",
 ]
-
-Config = tuple[str, list[str], bool]
 
 #: Highest level / version the references offer ("supported at the time").
 MAX_X86_64_LEVEL = 4
@@ -73,15 +73,6 @@ AARCH64_FEATURES = [
     "asimdrdmatomics",  # thunderx2 (armv8.1)
     "aes", "asimd", "cpuid", "crc32", "evtstrm", "fp", "pmull", "sha1", "sha2",  # cortex_a72 (armv8.0)
 ]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class VariantFeatureConfig:
-    """One feature as variantlib's ``VariantFeatureConfigType`` expects: values most preferred first."""
-
-    name: str
-    values: list[str]
-    multi_value: bool = False
 
 
 # -- pure part ------------------------------------------------------------------------
@@ -167,87 +158,25 @@ def _target(cpu: Mapping[str, Any] | None) -> Any:
 
 
 #: namespace -> pure function over report-shaped data; the contract the wheelfit core relies on.
-VARIANT_NAMESPACES: dict[
-    str, Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any] | None, Mapping[str, str]], list[Config]]
-] = {"x86_64": x86_64_supported_configs, "aarch64": aarch64_supported_configs}
+VARIANT_NAMESPACES: dict[str, NamespaceFunction] = {
+    "x86_64": x86_64_supported_configs,
+    "aarch64": aarch64_supported_configs,
+}
 
 
-# -- plugin API -------------------------------------------------------------------------
-
-
-def _detect(namespace: str) -> list[Config]:
-    """Probe this machine (or ``WHEELFIT_SYSROOT``) with wheelfit's detector and apply the pure function."""
-    from . import PROVIDER
-
-    environ = dict(os.environ)
-    system = System.from_sysroot(environ.get("WHEELFIT_SYSROOT") or None, environ=environ, command_timeout=_timeout())
-    result = PROVIDER.probe(system)
-    return VARIANT_NAMESPACES[namespace](result.accelerators, result.cpu, environ)
-
-
-def _timeout() -> float:
-    try:
-        return max(0.1, float(os.environ.get("WHEELFIT_PROBE_TIMEOUT") or 15))
-    except ValueError:
-        return 15.0
-
-
-def _objects(configs: list[Config]) -> list[VariantFeatureConfig]:
-    return [VariantFeatureConfig(name, list(values), multi) for name, values, multi in configs]
-
-
-class X8664Plugin:
+class X8664Plugin(VariantPlugin):
     """``variant_plugins`` entry point for the ``x86_64`` namespace (class methods: works instantiated or not)."""
 
     namespace = "x86_64"
-    is_aot_plugin = False
-    is_build_plugin = False
-    all_properties_compatible = False
-    dynamic = False
-
-    @classmethod
-    def get_supported_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(_detect(cls.namespace))
-
-    @classmethod
-    def get_all_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(x86_64_all_configs())
-
-    @classmethod
-    def validate_property(cls, variant_property: Any) -> bool:
-        """Early-2025 API: whether ``x86_64 :: feature :: value`` is a value this provider knows."""
-        return _known(cls.namespace, x86_64_all_configs(), variant_property)
+    _provider = PROVIDER
+    _supported = staticmethod(x86_64_supported_configs)
+    _all = staticmethod(x86_64_all_configs)
 
 
-class AArch64Plugin:
+class AArch64Plugin(VariantPlugin):
     """``variant_plugins`` entry point for the ``aarch64`` namespace (class methods: works instantiated or not)."""
 
     namespace = "aarch64"
-    is_aot_plugin = False
-    is_build_plugin = False
-    all_properties_compatible = False
-    dynamic = False
-
-    @classmethod
-    def get_supported_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(_detect(cls.namespace))
-
-    @classmethod
-    def get_all_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(aarch64_all_configs())
-
-    @classmethod
-    def validate_property(cls, variant_property: Any) -> bool:
-        """Early-2025 API: whether ``aarch64 :: feature :: value`` is a value this provider knows."""
-        return _known(cls.namespace, aarch64_all_configs(), variant_property)
-
-
-def _known(namespace: str, configs: list[Config], prop: Any) -> bool:
-    if getattr(prop, "namespace", None) != namespace:
-        return False
-    feature, value = getattr(prop, "feature", None), getattr(prop, "value", None)
-    return any(name == feature and value in values for name, values, _ in configs)
+    _provider = PROVIDER
+    _supported = staticmethod(aarch64_supported_configs)
+    _all = staticmethod(aarch64_all_configs)

@@ -6,18 +6,19 @@ device IP (GMDID) and then the IP of the base platform it is compatible with,
 de-duplicated, keeping only IPs the reference knows. Like the reference, a GPU whose
 device IP is unknown (no Level Zero, or a simulated machine) contributes nothing.
 :data:`VARIANT_NAMESPACES` is the pure part the wheelfit core calls;
-:class:`IntelVariantPlugin` is the ``variant_plugins`` entry point. Stdlib only.
+:class:`IntelVariantPlugin` is the ``variant_plugins`` entry point, its plugin-API machinery
+shared with the other providers in ``wheelfit_probekit.variant_plugin``. Stdlib only.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wheelfit_probekit import System
+from wheelfit_probekit.variant_plugin import Config, NamespaceFunction, VariantFeatureConfig, VariantPlugin
+
+from . import PROVIDER
 
 __all__ = [
     "FORCE_DEVICE_IP",
@@ -28,8 +29,6 @@ __all__ = [
     "intel_all_configs",
     "intel_supported_configs",
 ]
-
-Config = tuple[str, list[str], bool]
 
 FORCE_DEVICE_IP = "INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP"
 
@@ -60,15 +59,6 @@ KNOWN_DEVICE_IPS: dict[str, str | None] = {
     "12.1.0": None,  # rkl
     "12.0.0": None,  # tgllp, tgl
 }
-
-
-@dataclass(frozen=True)
-class VariantFeatureConfig:
-    """One feature as variantlib's ``VariantFeatureConfigType`` expects: values most preferred first."""
-
-    name: str
-    values: list[str]
-    multi_value: bool = False
 
 
 # -- pure part ------------------------------------------------------------------------
@@ -103,59 +93,16 @@ def intel_all_configs() -> list[Config]:
 
 
 #: namespace -> pure function over report-shaped data; the contract the wheelfit core relies on.
-VARIANT_NAMESPACES: dict[
-    str, Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any] | None, Mapping[str, str]], list[Config]]
-] = {"intel": intel_supported_configs}
+VARIANT_NAMESPACES: dict[str, NamespaceFunction] = {"intel": intel_supported_configs}
 
 
-# -- plugin API -------------------------------------------------------------------------
+class IntelVariantPlugin(VariantPlugin):
+    """``variant_plugins`` entry point for the ``intel`` namespace (class methods: works instantiated or not).
 
-
-def _detect() -> list[Config]:
-    """Probe this machine (or ``WHEELFIT_SYSROOT``) with wheelfit's detector and apply the pure function."""
-    from . import PROVIDER
-
-    environ = dict(os.environ)
-    system = System.from_sysroot(environ.get("WHEELFIT_SYSROOT") or None, environ=environ, command_timeout=_timeout())
-    result = PROVIDER.probe(system)
-    return intel_supported_configs(result.accelerators, result.cpu, environ)
-
-
-def _timeout() -> float:
-    try:
-        return max(0.1, float(os.environ.get("WHEELFIT_PROBE_TIMEOUT") or 15))
-    except ValueError:
-        return 15.0
-
-
-def _objects(configs: list[Config]) -> list[VariantFeatureConfig]:
-    return [VariantFeatureConfig(name, list(values), multi) for name, values, multi in configs]
-
-
-class IntelVariantPlugin:
-    """``variant_plugins`` entry point for the ``intel`` namespace (class methods: works instantiated or not)."""
+    ``validate_property`` accepts ``intel :: device_ip :: <a known device IP>``: the universe is that one feature.
+    """
 
     namespace = "intel"
-    is_aot_plugin = False
-    is_build_plugin = False
-    all_properties_compatible = False
-    dynamic = False
-
-    @classmethod
-    def get_supported_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(_detect())
-
-    @classmethod
-    def get_all_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(intel_all_configs())
-
-    @classmethod
-    def validate_property(cls, variant_property: Any) -> bool:
-        """Early-2025 API: whether ``intel :: device_ip :: value`` is a device IP this provider knows."""
-        return (
-            getattr(variant_property, "namespace", None) == cls.namespace
-            and getattr(variant_property, "feature", None) == "device_ip"
-            and getattr(variant_property, "value", None) in KNOWN_DEVICE_IPS
-        )
+    _provider = PROVIDER
+    _supported = staticmethod(intel_supported_configs)
+    _all = staticmethod(intel_all_configs)

@@ -8,19 +8,25 @@ own resolver looks at every GPU instead (docs/variant-plugins.md).
 
 :data:`VARIANT_NAMESPACES` is the pure part the wheelfit core calls for ``--target``
 reports; :class:`NvidiaVariantPlugin` is the ``variant_plugins`` entry point that
-variantlib and other installers load. Stdlib only, no variantlib import.
+variantlib and other installers load, its plugin-API machinery shared with the other
+providers in ``wheelfit_probekit.variant_plugin``. Stdlib only, no variantlib import.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wheelfit_probekit import System
+from wheelfit_probekit.variant_plugin import (
+    Config,
+    NamespaceFunction,
+    OverrideError,
+    VariantFeatureConfig,
+    VariantPlugin,
+)
 
+from . import PROVIDER
 from .versions import cuda_major_minor
 
 __all__ = [
@@ -34,8 +40,6 @@ __all__ = [
     "nvidia_supported_configs",
 ]
 
-Config = tuple[str, list[str], bool]
-
 FORCE_CUDA_DRIVER_VERSION = "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"
 FORCE_SM_ARCH = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"
 
@@ -45,19 +49,6 @@ CUDA_MINORS = range(21)
 SM_MAJORS = range(5, 13)
 #: Below this compute capability the reference offers no ``sm_arch`` feature.
 MIN_SM = (5, 0)
-
-
-class OverrideError(ValueError):
-    """An override variable holds a value the provider cannot read."""
-
-
-@dataclass(frozen=True)
-class VariantFeatureConfig:
-    """One feature as variantlib's ``VariantFeatureConfigType`` expects: values most preferred first."""
-
-    name: str
-    values: list[str]
-    multi_value: bool = False
 
 
 # -- pure part ------------------------------------------------------------------------
@@ -159,67 +150,13 @@ def _highest_compute_capability(
 
 
 #: namespace -> pure function over report-shaped data; the contract the wheelfit core relies on.
-VARIANT_NAMESPACES: dict[
-    str, Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any] | None, Mapping[str, str]], list[Config]]
-] = {"nvidia": nvidia_supported_configs}
+VARIANT_NAMESPACES: dict[str, NamespaceFunction] = {"nvidia": nvidia_supported_configs}
 
 
-# -- plugin API -------------------------------------------------------------------------
-
-
-def _detect() -> list[Config]:
-    """Probe this machine (or ``WHEELFIT_SYSROOT``) with wheelfit's detector and apply the pure function."""
-    from . import PROVIDER
-
-    environ = dict(os.environ)
-    system = System.from_sysroot(environ.get("WHEELFIT_SYSROOT") or None, environ=environ, command_timeout=_timeout())
-    result = PROVIDER.probe(system)
-    return nvidia_supported_configs(result.accelerators, result.cpu, environ)
-
-
-def _timeout() -> float:
-    try:
-        return max(0.1, float(os.environ.get("WHEELFIT_PROBE_TIMEOUT") or 15))
-    except ValueError:
-        return 15.0
-
-
-def _objects(configs: list[Config]) -> list[VariantFeatureConfig]:
-    return [VariantFeatureConfig(name, list(values), multi) for name, values, multi in configs]
-
-
-class NvidiaVariantPlugin:
-    """``variant_plugins`` entry point for the ``nvidia`` namespace.
-
-    Class methods, so variantlib (which never instantiates) and uv's prototype (which
-    does) both work; the optional argument accepts the ``known_properties`` that the
-    early-2025 API passed.
-    """
+class NvidiaVariantPlugin(VariantPlugin):
+    """``variant_plugins`` entry point for the ``nvidia`` namespace (class methods: works instantiated or not)."""
 
     namespace = "nvidia"
-    is_aot_plugin = False
-    is_build_plugin = False
-    all_properties_compatible = False
-    dynamic = False
-
-    @classmethod
-    def get_supported_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(_detect())
-
-    @classmethod
-    def get_all_configs(cls, known_properties: object = None) -> list[VariantFeatureConfig]:
-        del known_properties
-        return _objects(nvidia_all_configs())
-
-    @classmethod
-    def validate_property(cls, variant_property: Any) -> bool:
-        """Early-2025 API: whether ``nvidia :: feature :: value`` is a value this provider knows."""
-        return _known(nvidia_all_configs(), variant_property)
-
-
-def _known(configs: list[Config], prop: Any) -> bool:
-    if getattr(prop, "namespace", None) != "nvidia":
-        return False
-    feature, value = getattr(prop, "feature", None), getattr(prop, "value", None)
-    return any(name == feature and value in values for name, values, _ in configs)
+    _provider = PROVIDER
+    _supported = staticmethod(nvidia_supported_configs)
+    _all = staticmethod(nvidia_all_configs)
