@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from urllib.parse import urlsplit
 
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -83,7 +84,8 @@ def _check_link(link: FileLink) -> None:
     name = link.filename
     assert name not in ("", ".", "..") and not any(c in name for c in "/\\%"), link
     assert not any(ord(c) < 32 or ord(c) == 127 for c in name), link
-    assert link.url.startswith(("http://", "https://")) and "#" not in link.url, link
+    parts = urlsplit(link.url)
+    assert parts.scheme in ("http", "https") and parts.netloc and "#" not in link.url, link
     digests = [link.hashes, link.core_metadata if isinstance(link.core_metadata, dict) else {}]
     for hashes in digests:
         for algorithm, digest in hashes.items():
@@ -95,6 +97,7 @@ def _check_link(link: FileLink) -> None:
 
 @given(texts(HTML) | binary_text())
 @example("<![x[ ]]>")
+@example("<A HREF=HTTP:0>")  # found by HYPOTHESIS_PROFILE=fuzz: a URL without a host
 @example('<a href="http://[::1/x-1-py3-none-any.whl">x</a>')
 @example('<base href="http://[x"><a href="x-1-py3-none-any.whl">x</a>')
 @example('<a href="x.whl#sha256=%s">x</a>' % ("A" * 64))

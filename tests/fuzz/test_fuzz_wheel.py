@@ -85,6 +85,8 @@ def test_arbitrary_bytes_as_a_zip_are_refused(data: bytes) -> None:
 @example("demo-1.0-py3-none-any.whl/")
 @example("demo-1.0-zz-py3-none-any.whl")
 @example("demo-1..0-py3-none-any.whl")
+@example("demo-1.0-" + "9" * 5000 + "-py3-none-any.whl")
+@example("demo-" + "9" * 5000 + "-py3-none-any.whl")
 def test_any_wheel_file_name_is_read_or_refused(name: str) -> None:
     """A name that parses is looked for in a directory that does not exist: refused as unreadable."""
     with contextlib.suppress(UnsafeWheelError):
@@ -95,6 +97,7 @@ def test_any_wheel_file_name_is_read_or_refused(name: str) -> None:
 @example(b"Name: demo\nVersion: 1.0\nRequires-Dist: numpy>=\n\n")
 @example(b"Name: demo\nVersion: 1.0.0.0.0.0.x\n\n")
 @example(b"Name: \xff\nVersion: \xfe\n\n")
+@example(b"Name: demo\nVersion: " + b"9" * 5000 + b"\n\n")
 def test_any_metadata_is_read_or_refused(metadata: bytes) -> None:
     _read(_with(f"{DIST}/METADATA", metadata))
 

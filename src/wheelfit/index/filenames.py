@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from packaging.tags import Tag
 from packaging.utils import (
     BuildTag,
-    InvalidWheelFilename,
     NormalizedName,
     parse_wheel_filename,
 )
@@ -40,6 +39,6 @@ def parse_wheel_name(filename: str) -> WheelName | None:
     """Parse a wheel file name; ``None`` for anything that is not a valid wheel name (an sdist, a typo)."""
     try:
         name, version, build, tags = parse_wheel_filename(filename)
-    except InvalidWheelFilename:
+    except ValueError:  # InvalidWheelFilename, or a number past int()'s 4300-digit limit (notatallshaw/nab#652)
         return None
     return WheelName(filename=filename, name=name, version=version, build=build, tags=tags)

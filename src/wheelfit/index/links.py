@@ -258,7 +258,7 @@ def _join(base: str, href: str, page: str) -> str:
 
 def _filename_from_url(url: str, page: str) -> str:
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
+    if parts.scheme not in ("http", "https") or not parts.netloc:  # ``HTTP:0`` joins to a URL without a host
         raise IndexPageError(f"{page}: link {url!r} is not an http(s) URL")
     filename = unquote(parts.path.rsplit("/", 1)[-1])
     _check_filename(filename, page)

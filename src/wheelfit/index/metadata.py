@@ -12,7 +12,7 @@ from email.parser import BytesParser
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 __all__ = ["COMPARED_FIELDS", "metadata_differences"]
 
@@ -32,7 +32,7 @@ def _fields(raw: bytes) -> dict[str, object]:
     version = str(msg.get("Version", ""))
     try:
         version_key: object = Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         version_key = version
     return {
         "Name": canonicalize_name(name),

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-from packaging.version import InvalidVersion, Version
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
 
 from ..errors import first_line
 from ..fetch.cache import memo_read, memo_write
@@ -100,7 +100,7 @@ def read_wheel(path: Path, workers: int | None = None) -> WheelInfo:
     """Check ``path``'s archive and RECORD; return its name, version and dependencies, or raise UnsafeWheelError."""
     try:
         name, version, _build, _tags = parse_wheel_filename(path.name)
-    except (InvalidWheelFilename, InvalidVersion) as exc:
+    except ValueError as exc:  # InvalidWheelFilename, InvalidVersion, or int()'s 4300-digit limit (nab#652)
         raise UnsafeWheelError(f"{path.name} is not a valid wheel file name: {exc}") from exc
     try:
         with path.open("rb") as f:
@@ -146,7 +146,7 @@ def _metadata(filename: str, name: str, version: Version, raw: bytes) -> WheelIn
     meta_name = str(headers.get("Name", ""))
     try:
         meta_version = Version(str(headers.get("Version", "0")))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         meta_version = None
     if canonicalize_name(meta_name) != name or meta_version != version:
         raise UnsafeWheelError(
@@ -193,7 +193,7 @@ def _check_members(filename: str, name: str, version: Version, members: Sequence
     dist_name, _, dist_version = dist_info[: -len(".dist-info")].rpartition("-")
     try:
         matches = canonicalize_name(dist_name) == name and Version(dist_version) == version
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         matches = False
     if not matches:
         raise UnsafeWheelError(f"{filename}: its {dist_info} does not match the file name")

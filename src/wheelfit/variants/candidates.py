@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from email.parser import BytesParser
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..candidate import Candidate, Fact, Kernels, VariantsFile
 from ..index.links import FileLink
@@ -36,7 +36,7 @@ def metadata_file_version(filename: str, project: str) -> Version | None:
         return None
     try:
         return Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         return None
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from packaging.tags import Tag, parse_tag
 from packaging.utils import NormalizedName, canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from .errors import VariantError
 from .properties import LABEL_RE, is_null_label
@@ -19,7 +19,11 @@ from .properties import LABEL_RE, is_null_label
 __all__ = ["VariantWheelName", "parse_wheel_name"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?")
-_BUILD_RE = re.compile(r"(\d+)(.*)")
+#: PEP 427: the build tag starts with (ASCII) digits.
+_BUILD_RE = re.compile(r"([0-9]+)(.*)")
+#: int() refuses longer digit runs with a bare ValueError (CPython's 4300-digit limit); packaging too, so the
+#: index's parser refuses such a name.
+_MAX_DIGITS = 4300
 _HASH_LABEL_RE = re.compile(r"[0-9a-f]{8}")
 
 
@@ -78,18 +82,24 @@ def parse_wheel_name(filename: str) -> VariantWheelName:
         raise VariantError(f"{filename!r}: {name!r} is not a valid distribution name")
     try:
         parsed_version = Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         raise VariantError(f"{filename!r}: {version!r} is not a valid version") from None
     parsed_build: tuple[int, str] | None = None
     if build is not None:
         m = _BUILD_RE.fullmatch(build)
         if m is None:
             raise VariantError(f"{filename!r}: build tag {build!r} must start with a digit")
+        if len(m[1]) > _MAX_DIGITS:
+            raise VariantError(f"{filename[:80]!r}...: build number has more than {_MAX_DIGITS} digits")
         parsed_build = (int(m[1]), m[2])
     if not all((py, abi, plat)):
         raise VariantError(f"{filename!r}: a compatibility tag is empty")
     if py[:1].isdigit():
         raise VariantError(f"{filename!r}: python tag {py!r} must not start with a digit")
+    try:
+        parse_tag(f"{py}-{abi}-{plat}")  # what .tags gives; packaging checks each tag's characters
+    except ValueError as exc:  # InvalidTag
+        raise VariantError(f"{filename!r}: {exc}") from None
     if label is not None and not LABEL_RE.fullmatch(label):
         raise VariantError(
             f"{filename!r}: variant label {label!r} may hold only lowercase letters, digits, '_' and '.'"

@@ -27,6 +27,9 @@ from .properties import VariantProperty, feature_key
 __all__ = ["VariantEnvironment", "evaluate_marker", "plain_requirement", "reduce_marker", "requirement_applies"]
 
 _SET_NAMES = ("variant_namespaces", "variant_features", "variant_properties")
+#: Parentheses nested deeper are refused: the parser recurses per level (RecursionError past ~300), and no real
+#: marker nests more than a few.
+MAX_NESTING = 64
 _VARIANT_NAMES = re.compile(r"\bvariant_(?:label|namespaces|features|properties)\b")
 
 #: A marker partly evaluated: ``True``/``False``, or the text of what is left and whether that text is an ``or``
@@ -129,6 +132,7 @@ class _Parser:
         self.residual = residual
         self.tokens = self._tokenize(text)
         self.pos = 0
+        self.depth = 0
 
     def fail(self, problem: str) -> VariantError:
         return VariantError(f"marker {self.text!r}: {problem}")
@@ -186,7 +190,11 @@ class _Parser:
     def parse_atom(self) -> _Residual:
         if self.peek() == ("paren", "("):
             self.take()
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise self.fail(f"parentheses nested deeper than {MAX_NESTING}")
             result = self.parse_or()
+            self.depth -= 1
             if self.peek() != ("paren", ")"):
                 raise self.fail("missing ')'")
             self.take()
@@ -222,7 +230,7 @@ class _Parser:
         try:
             return Marker(expr).evaluate(self.env)
         except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName) as exc:
-            raise self.fail(f"{expr!r} cannot be evaluated ({exc})") from None
+            raise self.fail(f"{expr!r} cannot be evaluated ({first_line(exc)})") from None
 
     def compare_variant(self, lhs: tuple[str, str], op: str, rhs: tuple[str, str]) -> bool:
         if lhs[0] == "var" and rhs[0] == "var":
