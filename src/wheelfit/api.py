@@ -670,13 +670,15 @@ def install_requirements(
 
 def _backend_environ(environ: Mapping[str, str], network: Network) -> Mapping[str, str]:
     """``environ`` for uv or pip (proxy variables included: both read them), with ``--timeout`` and ``--cert``
-    in the variables each reads (uv: whole seconds; uv reads SSL_CERT_FILE, pip PIP_CERT)."""
+    in the variables each reads: uv UV_HTTP_TIMEOUT (whole seconds) and SSL_CERT_FILE; pip PIP_DEFAULT_TIMEOUT
+    and PIP_CERT, and REQUESTS_CA_BUNDLE too, which requests would otherwise let win over pip's own setting when
+    the machine sets it (psf/requests#4726)."""
     timeout, cert = network.timeout, network.cert
     out = dict(environ)
     if timeout is not None:
         out.update(UV_HTTP_TIMEOUT=str(max(1, round(timeout))), PIP_DEFAULT_TIMEOUT=str(timeout))
     if cert is not None:
-        out.update(SSL_CERT_FILE=cert, PIP_CERT=cert)
+        out.update(SSL_CERT_FILE=cert, PIP_CERT=cert, REQUESTS_CA_BUNDLE=cert)
     return out if timeout is not None or cert is not None else environ
 
 

@@ -104,6 +104,20 @@ def test_install_against_a_dripping_index_reads_the_variables_and_exits_1(tmp_pa
     assert took < 30, took  # 4 attempts of a second and the backoff between them; the drip alone: 40 s
 
 
+def test_a_body_that_stops_coming_is_stopped_by_the_speed_rule_before_the_read_timeout() -> None:
+    """Headers and 5 kB, then nothing: a watched client (the command line's) measures the speed while it waits,
+    so the rule's 0.5 s ends the wait, not the 5 s read timeout."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
+    with hung_server(head + b"x" * 5000) as hung:
+        rule = SpeedRule(speed_limit=100, speed_time=0.5)
+        with make_client(timeouts=Timeouts(connect=5, read=5), speed=rule, watch=Watch()) as http:
+            started = time.monotonic()
+            with pytest.raises(NetworkError, match=r"too slow: 0 bytes in the last 0\.5 s"):
+                get(http, f"{hung.url}/simple/torch/", {}, _no_wait(0))
+            took = time.monotonic() - started
+    assert took < 2.0, took
+
+
 def test_a_request_longer_than_max_time_stops_and_is_not_retried(tmp_path: Path) -> None:
     rule = SpeedRule(speed_limit=100, speed_time=1.0, max_time=1.5)
     with raw_server(steady) as server, make_client(speed=rule) as http:

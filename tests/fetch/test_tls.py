@@ -11,12 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import certifi
 import pytest
 
 from tests.conftest import ROOT, hermetic_env
+from tests.install.conftest import make_venv
 from tests.support.certs import Certs, make_certs, server_context
 from tests.support.index_server import IndexServer
 from tests.support.raw_http import Conn, RawRequest, raw_server, reply
+from tests.support.wheels import make_wheel
 from wheelfit.fetch import Cache, Downloader, DownloadRequest, RetryPolicy, TLSError, make_client, trust_context
 from wheelfit.fetch.http import get
 
@@ -145,3 +148,24 @@ def test_the_os_trust_store_is_used_and_ssl_cert_file_beats_it(tmp_path: Path, c
     assert done.returncode == 0 and len(lines) == 2, done.stdout + done.stderr
     assert lines[0] == "os-store 200", lines
     assert lines[1].startswith("ssl-cert-file refused: ") and "unable to get local issuer certificate" in lines[1]
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_install_hands_cert_to_the_installer_backend(tmp_path: Path, certs: Certs, installer: str) -> None:
+    """A non-torch package from an HTTPS index with a private CA: uv (SSL_CERT_FILE) and pip (PIP_CERT) are given
+    the --cert file too, so the backend's own requests verify. Without it the backend is refused. The machine's
+    REQUESTS_CA_BUNDLE (set on many CI images) must not win over it for pip."""
+    make_wheel(tmp_path / "idx" / "simple", "demo", "1.0")
+    python = make_venv(tmp_path / "venv", with_pip=installer == "pip")
+    env = _no_tls_variables(UV_CACHE_DIR=str(tmp_path / "uv"), WHEELFIT_CACHE_DIR=str(tmp_path / "wf"))
+    env["REQUESTS_CA_BUNDLE"] = certifi.where()
+    with IndexServer(tmp_path / "idx", tls=certs.good) as server:
+        args = [sys.executable, "-m", "wheelfit", "install", "demo", "--index-url", f"{server.url}/simple"]
+        args += ["--python", str(python), "--installer", installer, "--no-verify"]
+        refused = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, check=False)
+        assert refused.returncode == 1, refused.stderr
+        done = subprocess.run(
+            [*args, "--cert", str(certs.ca_pem)], capture_output=True, text=True, env=env, timeout=300, check=False
+        )
+    assert done.returncode == 0, done.stderr
+    assert any(r.path.endswith(".whl") for r in server.requests)

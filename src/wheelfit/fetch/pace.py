@@ -16,6 +16,7 @@ a slow line. Each is set by a variable (``WHEELFIT_SPEED_LIMIT``, ``WHEELFIT_SPE
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -39,8 +40,8 @@ SPEED_LIMIT_ENV = "WHEELFIT_SPEED_LIMIT"
 SPEED_TIME_ENV = "WHEELFIT_SPEED_TIME"
 MAX_TIME_ENV = "WHEELFIT_MAX_TIME"
 
-#: How often the speed is sampled: the window is measured to within this many seconds, and the samples kept
-#: are at most ``speed_time / _STEP`` however fast the body arrives.
+#: How often the speed is sampled (a tenth of ``speed_time`` when that is shorter): the window is measured to
+#: within a step, and the samples kept are at most ``speed_time / step`` however fast the body arrives.
 _STEP = 0.25
 
 
@@ -88,7 +89,8 @@ class MaxTimeError(httpx.TransportError):
 
 
 class Pace:
-    """One response's progress against a :class:`SpeedRule`: :meth:`add` each chunk, :meth:`check` at any time."""
+    """One response's progress against a :class:`SpeedRule`: :meth:`add` each chunk, :meth:`check` at any time
+    (from any thread: a watched body is read on a helper thread and checked on the waiting one)."""
 
     def __init__(
         self, rule: SpeedRule, started: float, clock: Callable[[], float] = time.monotonic, request: object = None
@@ -101,13 +103,12 @@ class Pace:
         self._received = 0
         #: ``(time, bytes received by then)``, oldest first; the first is at or before the window's start.
         self._samples: deque[tuple[float, int]] = deque([(now, 0)])
+        self._lock = threading.Lock()
 
     def add(self, count: int) -> None:
-        now = self._clock()
-        self._received += count
-        if now - self._samples[-1][0] >= _STEP:
-            self._samples.append((now, self._received))
-        self.check(now)
+        with self._lock:
+            self._received += count
+        self.check()
 
     def check_time(self, now: float | None = None) -> None:
         """Raise :class:`MaxTimeError` if the request has taken longer than ``max_time`` by ``now``."""
@@ -121,12 +122,19 @@ class Pace:
         now = self._clock() if now is None else now
         self.check_time(now)
         rule = self.rule
-        if rule.speed_limit <= 0 or now - self._body_from < rule.speed_time:
+        if rule.speed_limit <= 0:
             return
-        start = now - rule.speed_time
-        while len(self._samples) > 1 and self._samples[1][0] <= start:
-            self._samples.popleft()
-        got = self._received - self._samples[0][1]
+        with self._lock:
+            # Sampled on every call (each chunk, and every poll while a watched reader waits), at most every
+            # step: the count at the window's start is known to within a step, also after the bytes stop coming.
+            if now - self._samples[-1][0] >= min(_STEP, rule.speed_time / 10):
+                self._samples.append((now, self._received))
+            if now - self._body_from < rule.speed_time:
+                return
+            start = now - rule.speed_time
+            while len(self._samples) > 1 and self._samples[1][0] <= start:
+                self._samples.popleft()
+            got = self._received - self._samples[0][1]
         if got < rule.speed_limit * rule.speed_time:
             raise self._error(
                 TooSlowError,
