@@ -78,7 +78,13 @@ def test_cert_and_ssl_cert_file_make_a_private_ca_trusted_and_cert_comes_first(t
     ca, other = str(certs.ca_pem), str(certs.other_ca_pem)
     with raw_server(serve_wheel, tls=server_context(certs.good)) as server:
         url = f"{server.url}/{WHEEL}"
-        for n, (environ, cert) in enumerate([({}, ca), ({"SSL_CERT_FILE": ca}, None), ({"SSL_CERT_FILE": other}, ca)]):
+        cases: list[tuple[dict[str, str], str | None]] = [
+            ({}, ca),
+            ({"SSL_CERT_FILE": ca}, None),
+            ({"SSL_CERT_FILE": other}, ca),
+            ({"SSL_CERT_FILE": other, "WHEELFIT_CERT": ca}, None),  # --cert's variable, for every command
+        ]
+        for n, (environ, cert) in enumerate(cases):
             with make_client(environ=environ, cert=cert) as http:
                 result = Downloader(http, Cache(tmp_path / f"cache{n}")).fetch(DownloadRequest(url, WHEEL))
             assert result.path.read_bytes() == b"wheel bytes"
@@ -91,6 +97,9 @@ def test_a_cert_file_that_cannot_be_loaded_is_one_line_naming_the_option(tmp_pat
     with pytest.raises(TLSError) as info:
         trust_context({}, str(missing))
     assert str(info.value).startswith(f"cannot load the TLS trust store from --cert {missing} (")
+    with pytest.raises(TLSError) as info:
+        trust_context({"WHEELFIT_CERT": str(missing)})
+    assert str(info.value).startswith(f"cannot load the TLS trust store from WHEELFIT_CERT={missing} (")
 
 
 @pytest.mark.parametrize("how", ["--cert", "WHEELFIT_CERT", "SSL_CERT_FILE"])

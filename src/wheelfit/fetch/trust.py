@@ -1,13 +1,13 @@
 """The TLS trust store: the CA certificates that verify a server.
 
-In order: ``--cert FILE``; else ``SSL_CERT_FILE``; else ``SSL_CERT_DIR``; else the operating system's store
-through ``truststore`` plus certifi's bundle, as pip does since 24.2 (pip/_internal/cli/index_command.py,
-``_create_truststore_ssl_context``): a corporate CA installed in the OS (Windows' and macOS' stores, or
-``update-ca-certificates`` on Linux, whose store OpenSSL's default paths name) works with no configuration,
-and certifi's copy of Mozilla's roots keeps public hosts working where the OS store is missing or empty (a
-slim container without ``ca-certificates``). An explicit file or directory replaces both, as pip's
-``--cert`` does, so that a pinned bundle is exactly what is trusted. Built here rather than by httpx so that
-a file that cannot be loaded is one line saying which setting to fix, not an internal error.
+In order: ``--cert FILE`` (or ``WHEELFIT_CERT``); else ``SSL_CERT_FILE``; else ``SSL_CERT_DIR``; else the
+operating system's store through ``truststore`` plus certifi's bundle, as pip does since 24.2
+(pip/_internal/cli/index_command.py, ``_create_truststore_ssl_context``): a corporate CA installed in the OS
+(Windows' and macOS' stores, or ``update-ca-certificates`` on Linux, whose store OpenSSL's default paths name)
+works with no configuration, and certifi's copy of Mozilla's roots keeps public hosts working where the OS store
+is missing or empty (a slim container without ``ca-certificates``). An explicit file or directory replaces
+both, as pip's ``--cert`` does, so that a pinned bundle is exactly what is trusted. Built here rather than by
+httpx so that a file that cannot be loaded is one line saying which setting to fix, not an internal error.
 """
 
 from __future__ import annotations
@@ -17,15 +17,20 @@ from collections.abc import Mapping
 
 from .errors import TLSError
 
-__all__ = ["os_trust_context", "trust_context"]
+__all__ = ["CERT_ENV", "os_trust_context", "trust_context"]
+
+#: ``--cert``'s variable, read here too so that every command (and the library) follows it.
+CERT_ENV = "WHEELFIT_CERT"
 
 
 def trust_context(environ: Mapping[str, str], cert: str | None = None) -> ssl.SSLContext:
-    """A verifying client context: ``cert`` (``--cert``), else ``environ``'s ``SSL_CERT_FILE``/``SSL_CERT_DIR``,
-    else the OS store and certifi's."""
+    """A verifying client context: ``cert`` (``--cert``, or ``environ``'s ``WHEELFIT_CERT``), else ``environ``'s
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else the OS store and certifi's."""
     cafile, capath = environ.get("SSL_CERT_FILE") or None, environ.get("SSL_CERT_DIR") or None
+    named = f"--cert {cert}" if cert else f"{CERT_ENV}={environ.get(CERT_ENV)}"
+    cert = cert or environ.get(CERT_ENV) or None
     where = (
-        f"--cert {cert}"
+        named
         if cert
         else f"SSL_CERT_FILE={cafile}"
         if cafile
