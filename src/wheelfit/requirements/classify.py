@@ -11,17 +11,11 @@ from __future__ import annotations
 import ntpath
 import os
 import posixpath
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import Version
 
 from ..errors import UsageError, first_line
@@ -89,6 +83,13 @@ def _fail(origin: Origin, text: str, why: str) -> UsageError:
     return UsageError(f"{origin}: cannot read the requirement {clip(text)}: {why}")
 
 
+def _url_parts(origin: Origin, text: str, url: str) -> SplitResult:
+    try:
+        return urlsplit(url)
+    except ValueError as exc:  # "Invalid IPv6 URL": an unclosed '[' in the host
+        raise _fail(origin, text, f"{exc}; fix the URL") from None
+
+
 def _marker(origin: Origin, text: str, marker: str) -> Marker | None:
     if not marker.strip():
         return None
@@ -117,13 +118,13 @@ def _from_filename(origin: Origin, text: str, filename: str) -> tuple[Archive, s
     if archive == "wheel":
         try:
             name, version, _, _ = parse_wheel_filename(filename)
-        except InvalidWheelFilename as exc:
+        except ValueError as exc:  # InvalidWheelFilename, or int()'s 4300-digit limit (notatallshaw/nab#652)
             raise _fail(origin, text, f"{first_line(exc)}; rename the file as the wheel spec says") from exc
         return archive, name, version
     if archive == "sdist":
         try:
             sname, sversion = parse_sdist_filename(filename)
-        except InvalidSdistFilename:
+        except ValueError:  # InvalidSdistFilename, or int()'s 4300-digit limit
             return archive, None, None  # pip builds it to learn its name; so does the backend
         return archive, sname, sversion
     return archive, None, None
@@ -141,7 +142,7 @@ def _bare_url(origin: Origin, text: str, cwd: str) -> ParsedRequirement:
     url, _, marker_text = text.partition("; ")  # pip: a URL may hold ';', so its marker needs "; "
     url = url.strip()
     marker = _marker(origin, text, marker_text)
-    filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    filename = unquote(_url_parts(origin, text, url).path.rsplit("/", 1)[-1])
     archive, name, version = _from_filename(origin, text, filename)
     if url.lower().startswith("file:"):
         try:
@@ -248,7 +249,7 @@ def classify(text: str, origin: Origin, *, cwd: str) -> ParsedRequirement:
             kind="named", text=text, spec=text, origin=origin, name=name, requirement=req, extras=extras,
             marker=req.marker,
         )  # fmt: skip
-    filename = unquote(urlsplit(req.url).path.rsplit("/", 1)[-1])
+    filename = unquote(_url_parts(origin, text, req.url).path.rsplit("/", 1)[-1])
     archive, file_name, version = _from_filename(origin, text, filename)
     if archive == "wheel" and file_name != name:
         raise _fail(origin, text, f"the wheel {filename} is {file_name}, not {req.name}; fix the name or the URL")
