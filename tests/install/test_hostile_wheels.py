@@ -193,6 +193,34 @@ def test_a_wheel_format_or_layout_no_installer_agrees_on_is_refused(
     assert message in str(info.value) and str(info.value).startswith(NAME)
 
 
+@pytest.mark.parametrize(
+    ("dist_info", "metadata_name", "second", "message"),
+    [
+        ("demo-2.0.dist-info", "demo", False, "its demo-2.0.dist-info does not match the file name"),
+        ("other-1.0.dist-info", "demo", False, "its other-1.0.dist-info does not match the file name"),
+        (DIST, "other", False, "METADATA says other 1.0, not what the file name says"),
+        (DIST, "demo", True, "has 2 .dist-info directories, a wheel has exactly one"),
+    ],
+    ids=["dist-info-version", "dist-info-name", "metadata-name", "two-dist-infos"],
+)
+def test_a_wheel_whose_metadata_names_another_distribution_is_refused(
+    tmp_path: Path, dist_info: str, metadata_name: str, second: bool, message: str
+) -> None:
+    """The installers find a wheel's metadata by its .dist-info name: one that disagrees with the file name (or two
+    of them) would install under a name the plan never checked."""
+    files = {k.replace(DIST, dist_info): v for k, v in _files(tmp_path).items()}
+    meta = f"{dist_info}/METADATA"
+    files[meta] = files[meta].replace(b"Name: demo", f"Name: {metadata_name}".encode())
+    if second:
+        files["twin-1.0.dist-info/METADATA"] = b"Metadata-Version: 2.1\nName: twin\nVersion: 1.0\n"
+    files[f"{dist_info}/RECORD"] = record(files, dist_info)
+    wheel = tmp_path / NAME
+    wheel.write_bytes(build(entries_for(files)))
+    with pytest.raises(UnsafeWheelError) as info:
+        read_wheel(wheel)
+    assert message in str(info.value) and str(info.value).startswith(NAME)
+
+
 def test_the_true_rebuild_and_benign_variations_are_accepted(tmp_path: Path) -> None:
     """The same wheel rebuilt byte by byte, as ZIP64 (torch > 4 GiB), with a comment, and with a directory entry."""
     files = _with_record(_files(tmp_path))
