@@ -75,6 +75,7 @@ def test_the_agent_enumerator_gives_gfx_names(text: str) -> None:
 
 
 @given(texts(VERSIONS) | binary_text())
+@example("0.\u0660")  # found by HYPOTHESIS_PROFILE=fuzz: Arabic-Indic zero
 def test_the_rocm_version_file_gives_a_version_or_none(text: str) -> None:
     version = parse_version_file(text)
     assert version is None or re.fullmatch(r"\d+\.\d+(\.\d+)?", version, re.ASCII), version

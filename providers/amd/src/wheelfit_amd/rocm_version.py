@@ -19,7 +19,7 @@ __all__ = ["RocmInstall", "parse_version_file", "read_rocm_version", "rocm_root"
 DEFAULT_ROOT = "/opt/rocm"
 VERSION_FILES = (".info/version", ".info/version-rocm")
 
-_VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)?)(?:[-+~.]\S*)?")
+_VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)?)(?:[-+~.]\S*)?", re.ASCII)
 
 
 def parse_version_file(text: str) -> str | None:
