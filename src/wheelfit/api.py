@@ -323,7 +323,7 @@ def judge_build(
     choose but should warn about. ``runs``, ``refused`` (the reason names the kernels it lacks, or the driver), or
     ``unknown`` (no facts for that build); judged on the knowledge base's facts, and the index's when ``network``
     is given. See :func:`wheelfit.resolve.judge_build`."""
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     from .index.candidates import gather_candidates
     from .index.config import resolve_index_config
@@ -333,7 +333,7 @@ def judge_build(
 
     try:
         chosen = label or Version(version).local
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         raise UsageError(f"{version!r} is not a version; give e.g. 2.9.0+cu128") from None
     base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
     here = Machine.from_report(target.report)
@@ -705,7 +705,7 @@ def _plan_install(
     file without kernels for this machine is installed as asked, with the reason as a warning.
     """
     from packaging.utils import canonicalize_name
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     from .install.direct import DirectFile, DirectSource, direct_file
 
@@ -738,7 +738,7 @@ def _plan_install(
         try:
             installed = Version(have)
             meets = asked is None or asked.specifier.contains(installed, prereleases=True)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
             meets = False
         if meets:
             # PyPI's torch carries no label: it is the build the knowledge base says PyPI has (cu128 for 2.9).

@@ -15,6 +15,7 @@ import pytest
 
 from tests.install.conftest import Index, caches, env, import_torch, index, installed, make_venv, run_wheelfit
 from wheelfit import api
+from wheelfit.errors import UsageError
 from wheelfit.kb.candidates import knowledge_set
 from wheelfit.kb.matrix import load_knowledge
 from wheelfit.probe.target import load_target
@@ -115,6 +116,13 @@ def test_api_judge_build_from_the_knowledge_base() -> None:
     verdict = api.judge_build("2.9.0+cu128", target, environ={})
     assert verdict.status == "refused" and "sm_61" in verdict.reason
     assert api.judge_build("2.9.0+cu126", target, environ={}).runs
+
+
+@pytest.mark.parametrize("version", ["2.9.x", "2." + "9" * 5000], ids=["not-a-version", "past-int-digit-limit"])
+def test_api_judge_build_of_something_that_is_not_a_version_is_a_usage_error(version: str) -> None:
+    """packaging raises a plain ValueError (int()'s 4300-digit limit) where it would raise InvalidVersion."""
+    with pytest.raises(UsageError, match="is not a version"):
+        api.judge_build(version, api.machine(GTX_1080, environ={}), environ={})
 
 
 def test_install_a_chosen_build_from_the_loopback_index(index: Index, env: dict[str, str], tmp_path: Path) -> None:

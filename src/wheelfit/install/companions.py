@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..kb.matrix import Knowledge
 from ..resolve.machine import Machine
@@ -30,7 +30,7 @@ def companion_checks(
     for comp in facts.companions:
         try:
             have = Version(comp.version)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
             out.append(Check(comp.name, False, f"{comp.name} says its version is {comp.version!r}"))
             continue
         problems: list[str] = []

@@ -109,8 +109,10 @@ def gather_family(
                 later.append((req, parent))  # checked against the chosen version once this wave is in
             elif name in chosen:
                 agree(req, parent, chosen[name].name, chosen[name].version)
-            elif parent is not None and name in (keep or {}) and req.specifier.contains(
-                (keep or {})[name], prereleases=True
+            elif (
+                parent is not None
+                and name in (keep or {})
+                and req.specifier.contains((keep or {})[name], prereleases=True)
             ):
                 continue  # installed, and kept as it is
             else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..candidate import Candidate, Kernels, Runtime
 from ..kb.candidates import infer_candidate, kb_candidates, pypi_label
@@ -107,7 +107,7 @@ def judge(
         return Verification(facts, (Check("torch", False, why),))
     try:
         version = Version(facts.version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         return Verification(facts, (Check("torch", False, f"torch says its version is {facts.version!r}"),))
     kind, runtime_version, runtime_label = _runtime_of(facts)
     platform = machine.platform_key if machine is not None else ""

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..candidate import Kernels
 from ..resolve.coverage import cuda_runs
@@ -281,7 +281,7 @@ def verify(facts: TorchFacts, plan: Plan) -> Verification:
         want = f"{plan.torch_version}{local}"
         try:
             same = Version(facts.version) == Version(want)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
             same = False
         checks.append(Check("version", same, f"torch {facts.version}" + ("" if same else f", the plan says {want}")))
         runtime_of = plan.variant
@@ -313,7 +313,7 @@ def _variant_version(have: str, public: str, built_from: str | None) -> Check:
     try:
         version = Version(have)
         same = version.public == Version(public).public and version.local in (None, built_from)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         same = False
     want = public if built_from is None else f"{public} (or {public}+{built_from})"
     return Check("version", same, f"torch {have}" + ("" if same else f", the plan says {want}"))

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..errors import WheelfitError
 
@@ -419,7 +419,7 @@ class _Reader:
             raise self.fail(where, f"{what} must be a version string, got {value!r}")
         try:
             return Version(value)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
             raise self.fail(where, f"{what} is not a valid version: {value!r}") from None
 
     def opt_driver(self, d: dict[str, Any], key: str, where: str) -> DriverVersion | None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..candidate import Candidate, CandidateSet
 from ..report import Accelerator
@@ -99,7 +99,7 @@ def judge_build(
     tags are not judged here (the installer checks those)."""
     try:
         parsed = Version(str(version))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         return BuildVerdict("unknown", str(version), label or "", f"{version!r} is not a version")
     public = Version(parsed.public)
     chosen = (label or parsed.local or "").lower()

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from ..errors import WheelfitError
 from ..kb.matrix import Elsewhere, PlatformEnd, load_knowledge
@@ -164,7 +164,7 @@ def _jetson(report: HardwareReport) -> bool:
 def _version(text: str) -> Version | None:
     try:
         return Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
         return None
 
 
