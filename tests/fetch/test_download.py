@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import ssl
@@ -33,6 +34,7 @@ from wheelfit.fetch import (
     make_client,
     trust_context,
 )
+from wheelfit.fetch.cache import boot_id
 from wheelfit.index import FileLink
 from wheelfit.index.client import IndexClient
 
@@ -237,6 +239,33 @@ def test_cached_file_unchanged_since_verified_is_not_hashed_again(tmp_path: Path
         again = Downloader(http, cache).fetch(_request(link))
     assert not again.from_cache and again.path.read_bytes() == wheel.read_bytes()
     assert len(server.requests_for(wheel.name)) == 2
+
+
+@pytest.mark.skipif(boot_id() is None, reason="this kernel has no boot id: downloads are fsync-ed instead")
+def test_a_download_not_synced_is_trusted_only_in_the_boot_that_wrote_it(
+    tmp_path: Path, index_server: StartServer
+) -> None:
+    """The download is not fsync-ed: its record names this boot. A crash can lose the data while size, mtime and
+    inode survive (simulated: zeros written in place, timestamps put back); only then is the boot another, and the
+    record's fingerprint no longer stands for the hash: the file is hashed again and fetched again."""
+    wheel = _wheel(tmp_path / "idx" / "simple")
+    server = index_server(tmp_path / "idx")
+    link = _link(server)
+    cache = Cache(tmp_path / "cache")
+    with make_client() as http:
+        first = Downloader(http, cache).fetch(_request(link))
+        info = cache.entry_dir(link.url) / "info.json"
+        assert json.loads(info.read_bytes())["boot"] == boot_id()
+        st = first.path.stat()
+        with first.path.open("r+b") as f:
+            f.write(b"\0" * st.st_size)
+        os.utime(first.path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        for memo in (info, cache.content_memo(first.sha256)):  # all that was written before the crash
+            memo.write_text(json.dumps({**json.loads(memo.read_bytes()), "boot": "the-boot-before-the-crash"}))
+        again = Downloader(http, cache).fetch(_request(link))
+    assert not again.from_cache and again.path.read_bytes() == wheel.read_bytes()
+    assert len(server.requests_for(wheel.name)) == 2
+    assert json.loads(info.read_bytes())["boot"] == boot_id()
 
 
 def test_two_threads_fetching_one_file_download_it_once(tmp_path: Path, index_server: StartServer) -> None:

@@ -31,7 +31,17 @@ from typing import Any
 from ..locking import file_lock as _file_lock
 from .errors import CacheLockError
 
-__all__ = ["CACHE_ENV", "Cache", "CachedPage", "atomic_write", "default_cache_dir", "file_lock", "fingerprint"]
+__all__ = [
+    "CACHE_ENV",
+    "Cache",
+    "CachedPage",
+    "atomic_write",
+    "boot_id",
+    "default_cache_dir",
+    "durable",
+    "file_lock",
+    "fingerprint",
+]
 
 CACHE_ENV = "WHEELFIT_CACHE_DIR"
 
@@ -104,6 +114,29 @@ def fingerprint(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
+def boot_id() -> str | None:
+    """This boot of the kernel (Linux's ``/proc/sys/kernel/random/boot_id``), or ``None`` where there is none.
+
+    A file written and not ``fsync``-ed reads back as written for as long as the kernel that holds its pages runs:
+    only a crash (a new boot) can lose them. So a verified download may skip the ``fsync`` (on a loaded disk,
+    seconds for a CUDA wheel, waited for while the installer needs the disk) when its record names the boot it was
+    written in; a record from another boot is hashed again before it is trusted (:func:`durable`).
+    """
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+            text = f.read(64).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
+
+
+def durable(record: Mapping[str, Any]) -> bool:
+    """Whether a record's file may be trusted without hashing it again: it was synced to disk when written (no
+    ``boot``), or written in this boot (its pages are still the kernel's truth)."""
+    boot = record.get("boot")
+    return boot is None or boot == boot_id()
+
+
 def memo_read(memo: Path, path: Path) -> dict[str, Any] | None:
     """What was remembered at ``memo`` about ``path``, while ``path`` is unchanged since (its :func:`fingerprint`);
     ``None`` when there is no memo, an unreadable one, or the file changed."""
@@ -165,8 +198,9 @@ class Cache:
     def content_memo(self, sha256: str) -> Path:
         return self.root / "content" / sha256[:2] / f"{sha256}.json"
 
-    def remember_content(self, path: Path, digests: Mapping[str, str]) -> None:
-        """Link the verified ``path`` under its sha256; a cache without hard links only loses the shortcut."""
+    def remember_content(self, path: Path, digests: Mapping[str, str], boot: str | None = None) -> None:
+        """Link the verified ``path`` under its sha256; a cache without hard links only loses the shortcut.
+        ``boot``: the file is not synced to disk, trust it without hashing only in this boot (:func:`boot_id`)."""
         sha256 = digests.get("sha256")
         if not sha256:
             return
@@ -177,13 +211,16 @@ class Cache:
             tmp.unlink(missing_ok=True)
             os.link(path, tmp)
             os.replace(tmp, target)
-            memo_write(self.content_memo(sha256), target, {"hashes": dict(digests)})
+            memo_write(self.content_memo(sha256), target, {"hashes": dict(digests), **({"boot": boot} if boot else {})})
         tmp.unlink(missing_ok=True)
 
-    def record(self, url: str, path: Path, digests: Mapping[str, str]) -> None:
-        """Note what ``path`` hashed to, and its :func:`fingerprint` then: while that holds, it is not re-read."""
+    def record(self, url: str, path: Path, digests: Mapping[str, str], boot: str | None = None) -> None:
+        """Note what ``path`` hashed to, and its :func:`fingerprint` then: while that holds (and, with ``boot``, a
+        file not synced to disk, in that boot: :func:`durable`), it is not re-read."""
         stamp = fingerprint(path)
         info = {"url": url, "filename": path.name, "size": stamp[0], "hashes": dict(digests), "fingerprint": stamp}
+        if boot:
+            info["boot"] = boot
         atomic_write(self.entry_dir(url) / "info.json", json.dumps(info, indent=1).encode())
 
     def recorded(self, url: str) -> dict[str, Any] | None:

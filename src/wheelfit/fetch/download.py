@@ -5,7 +5,9 @@ still checks out, or the same bytes (same sha256) cached from another URL;
 otherwise stream into ``<entry>/<filename>.part`` while hashing, resume after a
 dropped connection with ``Range`` + ``If-Range``, retry transient failures a
 bounded number of times, check the length and the hashes, and only then
-``os.replace`` it into place. A failure removes the ``.part``; an interrupt
+``os.replace`` it into place (on Linux without ``fsync``: the record names the boot
+it was written in, and a record from an earlier boot is hashed again before it
+is trusted, :func:`~.cache.durable`). A failure removes the ``.part``; an interrupt
 (Ctrl-C) keeps it with ``partial.json`` (its validator and length) when the
 server gave a strong validator, and the next fetch of that URL resumes it. A
 ``.part`` is only ever written under its entry's lock, so one found by a run
@@ -31,7 +33,7 @@ from typing import BinaryIO, Literal
 
 import httpx
 
-from .cache import Cache, atomic_write, fingerprint, memo_read
+from .cache import Cache, atomic_write, boot_id, durable, fingerprint, memo_read
 from .errors import (
     CacheLockError,
     DownloadError,
@@ -178,12 +180,14 @@ class Downloader:
                 return cached
             part, partial = entry / f"{request.filename}.part", entry / _PARTIAL
             state = _resumable(request, part, partial)
+            boot = boot_id()  # None: no boot id to tie the record to, so the file is synced before it is recorded
             try:
                 with part.open("r+b" if state.received else "w+b") as out:
                     out.seek(state.received)
                     digests = self._download(request, out, state)
                     out.flush()
-                    os.fsync(out.fileno())
+                    if boot is None:
+                        os.fsync(out.fileno())
                 warnings = _check_hashes(request, digests)
                 os.replace(part, final)
                 partial.unlink(missing_ok=True)
@@ -193,9 +197,18 @@ class Downloader:
                     part.unlink(missing_ok=True)  # not resumable: nothing is kept
                     partial.unlink(missing_ok=True)
                 raise
-            self._cache.record(request.url, final, digests)
-            self._cache.remember_content(final, digests)
+            self._cache.record(request.url, final, digests, boot)
+            self._cache.remember_content(final, digests, boot)
         return DownloadResult(request, final, digests, from_cache=False, warnings=warnings)
+
+    def has_copy(self, request: DownloadRequest) -> bool:
+        """Whether the cache holds a copy of ``request``'s file, under its URL or (with a sha256) by content. A
+        hint for what to overlap with the download, read without the entry's lock and without hashing:
+        :meth:`fetch` still verifies the copy."""
+        if (self._cache.entry_dir(request.url) / request.filename).is_file():
+            return True
+        sha256 = request.hashes.get("sha256", "").lower()
+        return bool(sha256) and self._cache.content_path(sha256).is_file()
 
     def fetch_all(self, requests: Sequence[DownloadRequest], *, max_workers: int = 4) -> list[DownloadResult]:
         """Fetch several files in parallel; on the first failure the others stop and that error is raised.
@@ -258,7 +271,7 @@ class Downloader:
         if not source.is_file():
             return None
         memo = memo_read(self._cache.content_memo(sha256), source) or {}
-        known = memo.get("hashes")
+        known = memo.get("hashes") if durable(memo) else None
         digests = known if isinstance(known, dict) and set(request.hashes) <= set(known) else None
         if digests is None:
             digests = hash_file(source, request.hashes)
@@ -269,7 +282,7 @@ class Downloader:
             _link_or_copy(source, final)
         except OSError:
             return None
-        self._cache.record(request.url, final, digests)
+        self._cache.record(request.url, final, digests, boot_id())  # verified now; synced: not known
         warnings = _check_hashes(request, digests)
         size = final.stat().st_size
         self._emit(Progress(request.filename, "cached", received=size, total=size))
@@ -281,16 +294,15 @@ class Downloader:
             return None
         recorded = self._cache.recorded(request.url) or {}
         known = recorded.get("hashes") if isinstance(recorded.get("hashes"), dict) else None
-        if known and recorded.get("fingerprint") == fingerprint(final) and set(request.hashes) <= set(known):
-            digests = known  # unchanged since it was verified: no need to read it again
-        else:
-            digests = hash_file(final, request.hashes)
+        trusted = recorded.get("fingerprint") == fingerprint(final) and durable(recorded)
+        # Unchanged since it was verified (and not lost in a crash since): no need to read it again.
+        digests = known if known and trusted and set(request.hashes) <= set(known) else hash_file(final, request.hashes)
         expected = dict(request.hashes) or dict(known or {})
         if not expected or first_mismatch(expected, digests) is not None:
             final.unlink(missing_ok=True)  # unverifiable or corrupt: fetch it again
             return None
         if digests is not known:
-            self._cache.record(request.url, final, digests)  # re-verified: trust the new fingerprint
+            self._cache.record(request.url, final, digests, boot_id())  # re-verified: trusted in this boot
         warnings = _check_hashes(request, digests)  # may refuse a good file under require_hash; it stays cached
         self._emit(Progress(request.filename, "cached", received=final.stat().st_size, total=final.stat().st_size))
         return DownloadResult(request, final, digests, from_cache=True, warnings=warnings)
