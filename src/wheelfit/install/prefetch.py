@@ -14,8 +14,11 @@ What holds, whatever happens here:
   for all of them), so no torch-family package is ever fetched from the default index;
 - a warm-up that fails, or cannot start, changes nothing but speed: its outcome is never read.
 
-It starts only when wheelfit's download is still running after :data:`GRACE` seconds: a cached wheel (a re-run)
-is checked in milliseconds and has nothing to overlap, and a warm-up then would only cost its resolution.
+It starts at once when a planned wheel is not in wheelfit's download cache (a cold install: every tenth of a second
+before the dependencies start downloading is a tenth of a second on the install, since ``uv pip install`` alone
+starts them within 0.1 s). When every planned wheel has a cached copy (a re-run) it waits :data:`GRACE` seconds and
+starts only if wheelfit's download still runs then: a cached wheel is checked in milliseconds and has nothing to
+overlap, and a warm-up would only cost its resolution.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ from .target_env import TargetEnv
 
 __all__ = ["GRACE", "Warming", "default_index_dependencies", "missing", "warm_backend_cache"]
 
-#: Seconds wheelfit's own download must still be running before a warm-up starts.
+#: Seconds wheelfit's own download must still be running before a warm-up starts, when every planned wheel has a
+#: copy in the cache (to be checked, not downloaded).
 GRACE = 0.25
 
 _Reader = Callable[[FileLink], bytes]
@@ -182,10 +186,11 @@ class _Warmup(Warming):
                 shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _run(self) -> None:
-        if self.done.wait(GRACE):
-            return
         try:
-            requirements = self._requirements()
+            links = self._links()
+            if all(_has_copy(self.source, link) for link in links) and self.done.wait(GRACE):
+                return  # cached, and checked within the grace: nothing to overlap
+            requirements = self._requirements(links)
         except Exception:  # noqa: BLE001 - only speed is at stake: any doubt, no warm-up
             return
         if not requirements:
@@ -203,16 +208,19 @@ class _Warmup(Warming):
             except Exception:  # noqa: BLE001 - no uv binary, no warm-up; the install says what is wrong
                 self.proc = None
 
-    def _requirements(self) -> list[str]:
+    def _links(self) -> list[FileLink]:
+        """The files of the plan's wheels, as the install will choose them."""
+        python = self.env.markers.get("python_full_version", self.env.python)
+        tags = [t for text in self.env.tags for t in parse_tag(text)]
+        return [select_wheel(self.source.files(p.name), p, tags=tags, python_version=python).link for p in self.pins]
+
+    def _requirements(self, links: Sequence[FileLink]) -> list[str]:
         """The plan's wheels' default-index dependencies (from PEP 658 metadata) and the user's extras."""
         metadata = _metadata_reader(self.source)
         if metadata is None:
             return []
-        python = self.env.markers.get("python_full_version", self.env.python)
-        tags = [t for text in self.env.tags for t in parse_tag(text)]
         wanted: list[str] = []
-        for pin in self.pins:
-            link = select_wheel(self.source.files(pin.name), pin, tags=tags, python_version=python).link
+        for link in links:
             if link.core_metadata is False:
                 return []  # not knowable before the download: the install runs as before
             wanted += default_index_dependencies(metadata(link), self.env.markers)
@@ -249,6 +257,13 @@ def _spawn(argv: Sequence[str], environ: Mapping[str, str]) -> subprocess.Popen[
     """The backend in the background, silent: its outcome is never read."""
     out = subprocess.DEVNULL
     return subprocess.Popen(list(argv), stdin=out, stdout=out, stderr=out, env=dict(environ))
+
+
+def _has_copy(source: WheelSource, link: FileLink) -> bool:
+    """Whether wheelfit's cache has ``link`` (True for a source that cannot tell: then the grace decides)."""
+    from .source import IndexSource
+
+    return source.has_copy(link) if isinstance(source, IndexSource) else True
 
 
 def _metadata_reader(source: WheelSource) -> _Reader | None:

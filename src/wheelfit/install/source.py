@@ -49,8 +49,15 @@ class IndexSource:
         local = next((f for f in files if is_local(f.url)), None)
         if local is not None:  # taken by LocalWheels (gather_family's ``local``) before it gets here
             raise InstallError(f"{local.filename} is a file on disk ({local.url}); install it with LocalWheels")
-        requests = [DownloadRequest(f.url, f.filename, dict(f.hashes), size=f.size, require_hash=True) for f in files]
-        return [result.path for result in self.downloader.fetch_all(requests)]
+        return [result.path for result in self.downloader.fetch_all([_request(f) for f in files])]
+
+    def has_copy(self, file: FileLink) -> bool:
+        """Whether the download cache has ``file`` already (a hint: :meth:`fetch_all` verifies it)."""
+        return not is_local(file.url) and self.downloader.has_copy(_request(file))
+
+
+def _request(file: FileLink) -> DownloadRequest:
+    return DownloadRequest(file.url, file.filename, dict(file.hashes), size=file.size, require_hash=True)
 
 
 @dataclass
