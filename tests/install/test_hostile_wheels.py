@@ -317,7 +317,12 @@ def test_a_hostile_torch_wheel_is_refused_end_to_end_and_the_env_is_untouched(
     python = make_venv(tmp_path / "venv")
     before_pkgs, before_tree = installed(python, env), tree(tmp_path / "venv")
     argv = ["install", "torch", "--target", "xpu=bmg", "--python", str(python), "--installer", installer]
+    # With uv, a wheel that fails only its member hashes (record-mismatch) is being unpacked into uv's cache
+    # meanwhile (install/prefetch.py): that is stopped and its throw-away target deleted.
+    (tmp_path / "tmp").mkdir()
+    env = {**env, "TMPDIR": str(tmp_path / "tmp")}
     done = run_wheelfit([*argv, "--pytorch-index", f"{index.url}/{where}", "--index-url", index.default], env)
+    assert list((tmp_path / "tmp").iterdir()) == []
     assert done.returncode == 1, done.stderr
     line = error_line(done.stderr)
     assert message in line and hostile.name in line and "refusing to install it" in line

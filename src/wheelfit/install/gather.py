@@ -9,8 +9,9 @@ with the same checks (:class:`LocalFiles`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -88,10 +89,13 @@ def gather_family(
     env: TargetEnv,
     local: LocalFiles | None = None,
     keep: Mapping[str, str] | None = None,
+    opened: Callable[[str, Path], None] | None = None,
 ) -> list[FetchedWheel]:
     """Fetch ``pins`` and their torch-family dependencies (markers evaluated for ``env``) from ``source``, or
     take the chosen files from disk when ``local`` has them. A dependency on a package of ``keep`` (installed,
     name -> version, to stay as it is: PyPI's torch that runs here) that its version meets is not fetched.
+    ``opened(name, path)``: a wheel's archive passed every check but its member hashes, which run next
+    (:func:`~.wheelfile.checked_wheel`).
 
     In waves: every wheel a wave needs is downloaded in parallel, then their metadata names the next wave
     (torch and torchvision together, then triton)."""
@@ -127,7 +131,7 @@ def gather_family(
             taken = on_disk[wanted]
             path = paths[wanted] if taken is None else taken.path
             link = link if taken is None else taken.link
-            info = checked_wheel(path)
+            info = checked_wheel(path, None if opened is None else partial(opened, wanted, path))
             if info.name != wanted:
                 raise InstallError(
                     f"{link.filename} from {source.index_url} is {info.name}, not {wanted}; the index is wrong"

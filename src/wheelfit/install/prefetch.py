@@ -12,7 +12,10 @@ What holds, whatever happens here:
 - the target environment is never touched: the warm-up installs only into its own temporary directory;
 - every torch-family name is unresolvable during the warm-up (the same ``name<0`` constraints as the install,
   for all of them), so no torch-family package is ever fetched from the default index;
-- a warm-up that fails, or cannot start, changes nothing but speed: its outcome is never read.
+- a warm-up that fails, or cannot start, changes nothing but speed: its outcome is never read;
+- a torch-family wheel is unpacked into the backend's cache (:meth:`Warming.unpack`) only once its archive has
+  passed wheelfit's structural checks, while its member hashes are checked, and the unpacking is stopped if they
+  fail.
 
 It starts at once when a planned wheel is not in wheelfit's download cache (a cold install: every tenth of a second
 before the dependencies start downloading is a tenth of a second on the install, since ``uv pip install`` alone
@@ -39,7 +42,7 @@ from ..index.links import FileLink
 from ..index.select import select_wheel
 from .backend import constraints_text
 from .family import TORCH_FAMILY, is_torch_family
-from .gather import FetchedWheel, WheelSource
+from .gather import WheelSource
 from .target_env import TargetEnv
 
 __all__ = ["GRACE", "Warming", "default_index_dependencies", "missing", "warm_backend_cache"]
@@ -90,9 +93,9 @@ def warm_backend_cache(
 class Warming:
     """No warm-up (a dry run, pip, a local index): nothing to do."""
 
-    def unpack(self, wheels: Sequence[FetchedWheel]) -> None:
-        """While the dependencies still download, have the backend unpack ``wheels`` (wheelfit's checked
-        torch-family files) into its cache, so the install only links them."""
+    def unpack(self, name: str, path: Path) -> None:
+        """Have the backend unpack the wheel ``path`` of ``name`` into its cache while wheelfit hashes its members,
+        so that the install only links it."""
 
 
 def default_index_dependencies(metadata: bytes, markers: Mapping[str, str]) -> list[str]:
@@ -143,34 +146,41 @@ class _Warmup(Warming):
         self.pins, self.source, self.env = list(pins), source, env
         self.index_url, self.environ, self.extra = index_url, dict(environ), extra
         self.extra_index_urls, self.constraints, self.find_links = extra_index_urls, constraints, find_links
-        self.unpacking: subprocess.Popen[bytes] | None = None
+        self.unpacking: list[subprocess.Popen[bytes]] = []
         self.done = threading.Event()
         self.lock = threading.Lock()
         self.proc: subprocess.Popen[bytes] | None = None
         self.tmp: str | None = None
         self.thread = threading.Thread(target=self._run, name="wheelfit-warmup", daemon=True)
 
-    def unpack(self, wheels: Sequence[FetchedWheel]) -> None:
-        """Only while the warm-up still runs: then the unpacking is hidden behind its downloads; otherwise the
-        install unpacks them as it would have anyway."""
+    def unpack(self, name: str, path: Path) -> None:
+        """Start the backend unpacking ``path`` into its cache (through a throw-away target) while wheelfit hashes
+        its members against RECORD, the last of its checks: the two inflate the archive side by side instead of
+        one after the other (a second each for libtorch), and the install only links it.
+
+        The archive has passed every structural check by then (headers, names, declared sizes and ratios,
+        RECORD's listing), so the backend never reads one of the tricks those catch; what is still being checked
+        (the bytes) can only make wheelfit refuse the wheel, and then :meth:`finish` stops the unpacking and
+        deletes its target before the environment is touched. Nothing starts after :meth:`finish`."""
         with self.lock:
-            self.done.set()
-            if self.proc is None or self.proc.poll() is not None or not wheels or self.tmp is None:
+            if self.done.is_set():
                 return
-            target = str(Path(self.tmp) / "family")
+            if self.tmp is None:
+                self.tmp = tempfile.mkdtemp(prefix="wheelfit-warmup-")
+            target = str(Path(self.tmp) / f"family-{len(self.unpacking)}")
             argv = [
                 self._uv(), "pip", "install", "--python", self.env.executable, "--target", target,
                 "--link-mode", "hardlink", "--no-deps", "--no-index", "--no-progress", "--quiet",
-                *(w.requirement for w in wheels),
+                f"{name} @ {path.resolve().as_uri()}",
             ]  # fmt: skip
             with contextlib.suppress(Exception):  # only speed is at stake
-                self.unpacking = _spawn(argv, self.environ)
+                self.unpacking.append(_spawn(argv, self.environ))
 
     def finish(self, *, wait: bool) -> None:
         """Wait for the warm-up that started (``wait``) or stop it; no warm-up starts after this."""
         with self.lock:
             self.done.set()
-            procs = [p for p in (self.proc, self.unpacking) if p is not None]
+            procs = [p for p in (self.proc, *self.unpacking) if p is not None]
         try:
             for proc in procs:
                 if not wait:
@@ -198,7 +208,8 @@ class _Warmup(Warming):
         with self.lock:
             if self.done.is_set():
                 return
-            self.tmp = tempfile.mkdtemp(prefix="wheelfit-warmup-")
+            if self.tmp is None:  # or made by unpack() already
+                self.tmp = tempfile.mkdtemp(prefix="wheelfit-warmup-")
             # Two downloads at a time: torch keeps a third of the bandwidth and arrives before the dependencies,
             # so its unpacking (unpack()) hides behind theirs; with uv's 50 it would share it eleven ways
             # and, the largest file, arrive last.

@@ -138,8 +138,11 @@ def install_plan(
         extra=options.extra, extra_index_urls=options.extra_index_urls, constraints=options.constraints,
         find_links=options.find_links, enabled=not (options.dry_run or options.offline or options.no_deps),
     ) as warming:  # fmt: skip
-        wheels = gather_family(pins, source, env, local, options.keep) if pins and source is not None else []
-        warming.unpack(wheels)
+        wheels = (
+            gather_family(pins, source, env, local, options.keep, opened=warming.unpack)
+            if pins and source is not None
+            else []
+        )
     taken = {w.name for w in wheels}
     installed: dict[str, str] = {canonicalize_name(n): v for n, v in env.installed.items()}
     blocked = sorted(n for n in TORCH_FAMILY if n not in taken and n not in installed)

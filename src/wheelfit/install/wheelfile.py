@@ -14,7 +14,7 @@ import os
 import posixpath
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.parser import BytesHeaderParser
@@ -31,7 +31,7 @@ from .errors import UnsafeWheelError
 from .record import RecordEntry, check_entry_points, parse_record, script_problem, unrecorded_ok
 from .zipcheck import Member, read_member, scan, stream_member
 
-__all__ = ["WheelInfo", "checked_wheel", "member_problem", "read_wheel"]
+__all__ = ["WheelArchive", "WheelInfo", "checked_wheel", "member_problem", "open_wheel", "read_wheel"]
 
 #: Above this ratio of declared uncompressed to compressed size a member is treated as a zip bomb.
 MAX_RATIO = 200
@@ -74,18 +74,23 @@ def member_problem(name: str) -> str | None:
     return None
 
 
-def checked_wheel(path: Path) -> WheelInfo:
+def checked_wheel(path: Path, opened: Callable[[], None] | None = None) -> WheelInfo:
     """:func:`read_wheel`, remembered beside ``path`` while the file is unchanged (its cache fingerprint).
 
     A torch wheel has ~12,000 members and 6 GB to hash; checking them again on every warm install would cost
-    seconds.
+    seconds. ``opened`` is called when the archive has passed every check but the member hashes (the long part:
+    inflating libtorch alone takes a second), so that the caller can overlap work with them.
     """
     memo = path.with_name(f".{path.name}.checked.json")
     data = memo_read(memo, path)
     if data is not None and data.get("format") == MEMO_FORMAT:
         with contextlib.suppress(KeyError, TypeError, ValueError, InvalidRequirement):  # unreadable: check again
             return WheelInfo(data["name"], Version(data["version"]), tuple(Requirement(r) for r in data["requires"]))
-    info = read_wheel(path)
+    archive = open_wheel(path)
+    if opened is not None:
+        opened()
+    archive.verify()
+    info = archive.info
     record = {
         "format": MEMO_FORMAT,
         "name": info.name,
@@ -96,8 +101,30 @@ def checked_wheel(path: Path) -> WheelInfo:
     return info
 
 
+@dataclass(frozen=True)
+class WheelArchive:
+    """A wheel whose archive, names, sizes, layout, WHEEL, METADATA and RECORD listing have been checked; what is
+    left is :meth:`verify`: every member's bytes against its RECORD hash."""
+
+    path: Path
+    info: WheelInfo
+    files: tuple[Member, ...]
+    record: dict[str, RecordEntry | None]
+
+    def verify(self, workers: int | None = None) -> None:
+        """Stream and hash every member (raise UnsafeWheelError on the first that does not match RECORD)."""
+        _hash_all(self.path, self.files, self.record, workers)
+
+
 def read_wheel(path: Path, workers: int | None = None) -> WheelInfo:
     """Check ``path``'s archive and RECORD; return its name, version and dependencies, or raise UnsafeWheelError."""
+    archive = open_wheel(path)
+    archive.verify(workers)
+    return archive.info
+
+
+def open_wheel(path: Path) -> WheelArchive:
+    """Every check of :func:`read_wheel` but the member hashes (a fraction of the time); raise UnsafeWheelError."""
     try:
         name, version, _build, _tags = parse_wheel_filename(path.name)
     except ValueError as exc:  # InvalidWheelFilename, InvalidVersion, or int()'s 4300-digit limit (nab#652)
@@ -123,8 +150,8 @@ def read_wheel(path: Path, workers: int | None = None) -> WheelInfo:
         raise UnsafeWheelError(
             f"{path.name}: cannot be read ({first_line(exc)}); delete it and download again"
         ) from exc
-    _check_record(path, members, record, dist_info, workers)
-    return _metadata(path.name, name, version, raw)
+    info = _metadata(path.name, name, version, raw)
+    return WheelArchive(path, info, _check_listing(path.name, members, record, dist_info), record)
 
 
 def _check_wheel_version(raw: bytes, filename: str) -> None:
@@ -202,11 +229,10 @@ def _check_members(filename: str, name: str, version: Version, members: Sequence
     return dist_info
 
 
-def _check_record(
-    path: Path, members: Sequence[Member], record: dict[str, RecordEntry | None], dist_info: str, workers: int | None
-) -> None:
-    """Every file member is in RECORD with its real size and hash, and RECORD names nothing else."""
-    filename = path.name
+def _check_listing(
+    filename: str, members: Sequence[Member], record: dict[str, RecordEntry | None], dist_info: str
+) -> tuple[Member, ...]:
+    """Every file member is in RECORD with its declared size, and RECORD names nothing else; the file members."""
     files = [m for m in members if not m.is_dir]
     for member in files:
         if member.name not in record:
@@ -225,7 +251,7 @@ def _check_record(
             raise UnsafeWheelError(
                 f"{filename}: RECORD lists {recorded!r}, which the wheel lacks; refusing to install it"
             )
-    _hash_all(path, files, record, workers)
+    return tuple(files)
 
 
 def _hash_all(path: Path, files: Sequence[Member], record: dict[str, RecordEntry | None], workers: int | None) -> None:
