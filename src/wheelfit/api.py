@@ -581,13 +581,15 @@ def install_requirements(
     """
     if installer not in ("uv", "pip"):  # before anything runs; backend() says the same to its own callers
         raise UsageError(f"--installer {installer}: use uv or pip")
-    if recover not in (None, "restore", "keep"):
-        raise UsageError(f"--recover {recover}: use restore or keep")
     from .install.target_env import start_inspect
 
     # First: the child process that describes the environment (~0.15 s) runs while everything else is imported.
     here_dir = cwd or Path.cwd()
     pending = start_inspect(target_python(python, environ, cwd=here_dir, system=system), environ)
+    from .install.transaction import RECOVER_CHOICES
+
+    if recover is not None and recover not in RECOVER_CHOICES:
+        raise UsageError(f"--recover {recover}: use {' or '.join(RECOVER_CHOICES)}")
     from .requirements import read_file, read_requirements
 
     asked = read_requirements(
@@ -679,7 +681,7 @@ def _backend_environ(environ: Mapping[str, str], network: Network) -> Mapping[st
         out.update(UV_HTTP_TIMEOUT=str(max(1, round(timeout))), PIP_DEFAULT_TIMEOUT=str(timeout))
     if cert is not None:
         out.update(SSL_CERT_FILE=cert, PIP_CERT=cert, REQUESTS_CA_BUNDLE=cert)
-    return out if timeout is not None or cert is not None else environ
+    return out
 
 
 def _plan_install(

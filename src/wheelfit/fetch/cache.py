@@ -18,6 +18,7 @@ temporary file in the same directory, so a reader never sees half a wheel.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -114,13 +115,15 @@ def fingerprint(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
+@functools.cache
 def boot_id() -> str | None:
     """This boot of the kernel (Linux's ``/proc/sys/kernel/random/boot_id``), or ``None`` where there is none.
 
     A file written and not ``fsync``-ed reads back as written for as long as the kernel that holds its pages runs:
     only a crash (a new boot) can lose them. So a verified download may skip the ``fsync`` (on a loaded disk,
     seconds for a CUDA wheel, waited for while the installer needs the disk) when its record names the boot it was
-    written in; a record from another boot is hashed again before it is trusted (:func:`durable`).
+    written in; a record from another boot is hashed again before it is trusted (:func:`durable`). Read once:
+    a process lives in one boot.
     """
     try:
         with open("/proc/sys/kernel/random/boot_id", "rb") as f:

@@ -29,7 +29,6 @@ from .prefetch import warm_backend_cache
 from .target_env import TargetEnv, inspect_env
 from .transaction import (
     SNAPSHOT_PREFIX,
-    RollbackError,
     Snapshot,
     env_lock,
     interrupted,
@@ -196,10 +195,10 @@ def install_plan(
                 try:
                     result = installer.install(request)
                 except BaseException:
-                    _roll_back(snapshot, f"the {installer.name} install was interrupted")
+                    snapshot.restore(f"the {installer.name} install was interrupted")
                     raise
                 if not result.ok:
-                    _roll_back(snapshot, f"{installer.name} failed ({result.last_error()})")
+                    snapshot.restore(f"{installer.name} failed ({result.last_error()})")
                     raise BackendError(_explain(installer.name, result, blocked))
                 snapshot.discard()
     return InstallResult(
@@ -253,14 +252,6 @@ def _preview(
 def _names(preview: BackendResult) -> list[str]:
     """The distribution names a dry run would install or remove (``torch==2.15.0``, ``torch @ file:///...``)."""
     return [re.split(r"==| @ ", item, maxsplit=1)[0].strip() for item in (*preview.installs, *preview.removes)]
-
-
-def _roll_back(snapshot: Snapshot, what: str) -> None:
-    """Restore the snapshot; a rollback that cannot finish says what failed first, then what is left."""
-    try:
-        snapshot.restore()
-    except RollbackError as exc:
-        raise RollbackError(f"{what}, and {exc}") from exc
 
 
 def _lock_waiting(progress: ProgressCallback | None, prefix: Path) -> Callable[[], None] | None:

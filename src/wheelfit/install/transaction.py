@@ -197,10 +197,11 @@ class Snapshot:
             return None
         return snapshot
 
-    def restore(self) -> None:
+    def restore(self, why: str | None = None) -> None:
         """Put every protected directory's entries back as they were; the directories themselves stay in place.
 
-        Raises :class:`RollbackError` (the snapshot kept) naming what could not be put back.
+        Raises :class:`RollbackError` (the snapshot kept) naming what could not be put back, after ``why`` (what
+        the rollback was for: ``uv failed (...)``) when given.
         """
         failed: list[tuple[Path, str]] = []
         for saved in self.saved:
@@ -219,7 +220,7 @@ class Snapshot:
             _clear(saved.path, saved.entries, failed)
             _put_back(saved.path, saved.copy, saved.entries, failed)
         if failed:
-            raise RollbackError(self._unfinished(failed))
+            raise RollbackError(f"{why}, and {self._unfinished(failed)}" if why else self._unfinished(failed))
         self.discard()
 
     def _unfinished(self, failed: Sequence[tuple[Path, str]]) -> str:
@@ -305,21 +306,15 @@ def _take(root: Path, copy: Path) -> dict[str, Entry]:
             if not rel and item.name.startswith(SNAPSHOT_PREFIX):
                 continue
             r = under + item.name
-            st = item.stat(follow_symlinks=False)
+            entry = entries[r] = _entry_of(item.stat(follow_symlinks=False), item.path)
             dst = into + item.name
-            if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(item.path)
-                os.symlink(target, dst, target_is_directory=item.is_dir())
-                entries[r] = ["l", target]
-            elif stat.S_ISDIR(st.st_mode):
+            if entry[0] == "l":
+                os.symlink(entry[1], dst, target_is_directory=item.is_dir())
+            elif entry[0] == "d":
                 os.mkdir(dst)
-                entries[r] = ["d", stat.S_IMODE(st.st_mode)]
                 pending.append(r)
-            elif stat.S_ISREG(st.st_mode):
+            elif entry[0] == "f":
                 _link_or_copy(item.path, dst)
-                entries[r] = ["f", st.st_ino, st.st_size, st.st_mtime_ns]
-            else:
-                entries[r] = ["o"]
     return entries
 
 
@@ -338,7 +333,11 @@ def _scan(copy: Path) -> dict[str, Entry]:
 
 
 def _entry(path: Path) -> Entry:
-    st = path.lstat()
+    return _entry_of(path.lstat(), path)
+
+
+def _entry_of(st: os.stat_result, path: str | Path) -> Entry:
+    """What a path is, as the manifest notes it (:data:`Entry`), from its ``lstat``."""
     if stat.S_ISLNK(st.st_mode):
         return ["l", os.readlink(path)]
     if stat.S_ISDIR(st.st_mode):
@@ -560,10 +559,7 @@ def recover_interrupted(
                 f"({_listed(moved)}); nothing was done. Pass --recover restore to put it back as it was before "
                 "that install (undoing those changes too) or --recover keep to keep it as it is"
             )
-        try:
-            snapshot.restore()
-        except RollbackError as exc:
-            raise RollbackError(f"{earlier}, and {exc}") from exc
+        snapshot.restore(earlier)
         notes.append(f"{earlier}; the environment was first put back as it was before it ({workdir.name})")
     for d in install_dirs:  # link trees whose manifest is gone (removed by hand): nothing can use them
         for tree in d.glob(f"{SNAPSHOT_PREFIX}*"):
