@@ -26,11 +26,11 @@ if TYPE_CHECKING:
     import httpx
 
     from .fetch.cache import Cache
-    from .fetch.download import Downloader, ProgressCallback
+    from .fetch.wheels import ProgressCallback, WheelStore
     from .index.client import IndexClient
     from .index.config import IndexConfig
     from .install.backend import Installer
-    from .install.gather import LocalFiles, WheelSource
+    from .install.install_set import FamilyFile, FamilySource, InstallSet, Platform
     from .install.run import InstallOptions, InstallResult
     from .install.target_env import TargetEnv
     from .install.verify import TorchFacts, Verification
@@ -50,18 +50,19 @@ __all__ = [
     "VerifyOutcome",
     "backend",
     "detect",
+    "family_source",
     "install",
     "install_requirements",
     "judge_build",
     "machine",
     "network",
     "plan",
+    "planned_files",
     "rank",
     "read_variants_file",
     "target_python",
     "verify",
     "verify_environment",
-    "wheel_source",
 ]
 
 
@@ -145,6 +146,8 @@ class Network:
     timeout: float | None = None
     #: ``--cert``: the CA bundle that verifies servers, for the installer backend too (``None``: the default store).
     cert: str | None = None
+    #: Seconds each index read (page, metadata file; retries included) may take (``None``: no overall bound).
+    deadline: float | None = None
     _making: threading.Thread | None = field(default=None, init=False, repr=False)
 
     @property
@@ -178,13 +181,14 @@ class Network:
         from .index.client import IndexClient
 
         client = self.client if self.client is not None else (lambda: self.http)
-        return IndexClient(client, self.cache, offline=self.offline, memo=True)
+        return IndexClient(client, self.cache, offline=self.offline, memo=True, deadline=self.deadline)
 
     @cached_property
-    def downloader(self) -> Downloader:
-        from .fetch.download import Downloader
+    def store(self) -> WheelStore:
+        """The wheels wheelfit must open itself (a variant wheel, a wheel whose index serves no PEP 658 file)."""
+        from .fetch.wheels import WheelStore
 
-        return Downloader(self.http, self.cache, progress=self.progress)
+        return WheelStore(self.cache.root / "by-sha256", lambda: self.http, self.progress, offline=self.offline)
 
 
 @contextlib.contextmanager
@@ -196,11 +200,14 @@ def network(
     cache_dir: Path | None = None,
     timeout: float | None = None,
     cert: str | None = None,
+    deadline: float | None = None,
 ) -> Iterator[Network]:
     """A :class:`Network` with this user's cache (``WHEELFIT_CACHE_DIR`` or the platform's cache directory);
     its client, made when first needed, is closed on exit. ``WHEELFIT_OFFLINE`` in ``environ`` turns
     ``offline`` on. ``timeout``: seconds to connect and per read (default 10 and 30). ``cert``: a PEM file of CA
     certificates trusted instead of the default store (``SSL_CERT_FILE``, else the OS store and certifi's).
+    ``deadline``: seconds each index read may take, retries included (``wheelfit.fetch.deadline.index_deadline``
+    gives a phase's from the environment); ``None``: only the timeouts and retries bound it.
 
     Inside the block (on the main thread) Ctrl-C stops every request and download at once, wherever it runs,
     and raises ``KeyboardInterrupt``; a server that does not answer for 2 s is reported to ``progress``
@@ -219,7 +226,7 @@ def network(
 
     offline = offline or offline_requested(environ)
     cache = Cache(cache_dir or default_cache_dir(environ, sys.platform, Path.home()))
-    session = Network(None, cache, offline, progress, connect, timeout, cert)
+    session = Network(None, cache, offline, progress, connect, timeout, cert, deadline)
     try:
         with sigint_cancels(watch):
             yield session
@@ -236,7 +243,7 @@ def _stall_reporter(progress: ProgressCallback | None) -> Callable[[str, str, fl
         return None
 
     def report(host: str, url: str, seconds: float) -> None:
-        from .fetch.download import Progress  # a request is running: httpx is loaded already
+        from .fetch.wheels import Progress
 
         progress(Progress(url, "stalled", detail=host, waited=seconds))
 
@@ -413,7 +420,7 @@ def _variant_plan(
         if f.filename == pin.filename
     )
     variant = VariantEnvironment.from_properties(chosen.variant, chosen.variant_properties)
-    metadata = wheel_core_metadata(network.index, link, network.downloader)
+    metadata = wheel_core_metadata(network.index, link, network.store)
     # Whether uv's wheel-variant preview would install the same, and if not why, in uv's words.
     variants_file = found.metadata[Version(chosen.torch_version)]
     uv_notes = plan_notes(url, variants_file.filename, variants_file.metadata, chosen.variant, link.filename, metadata)
@@ -458,56 +465,66 @@ def backend(name: str, env: TargetEnv) -> Installer:
     return UvInstaller(uv=find_uv())
 
 
-def wheel_source(plan: Plan, network: Network, config: IndexConfig) -> WheelSource:
-    """Where the plan's torch-family wheels come from: its index; in variant mode, its plain-copy adapter."""
+def family_source(plan: Plan, network: Network, config: IndexConfig) -> FamilySource:
+    """Where the plan's torch-family files are chosen from: its index; in variant mode, its plain-copy adapter."""
     from .index.links import FileLink
-    from .install.source import IndexSource, VariantSource
+    from .install.sources import IndexPages, VariantPages
     from .variants.legacy import legacy_variant
     from .variants.markers import VariantEnvironment
 
-    source = IndexSource(plan.index_url, network.index, network.downloader)
+    pages = IndexPages(plan.index_url, network.index)
     if plan.mode != "variant":
-        return source
+        return pages
     pin = plan.packages[0]
     legacy = legacy_variant(plan.variant)
-    fallback = None if legacy is None else IndexSource(config.pytorch_variant_index(legacy), network.index,
-                                                       network.downloader)  # fmt: skip
-    return VariantSource(
-        source,
+    fallback = None if legacy is None else IndexPages(config.pytorch_variant_index(legacy), network.index)
+    return VariantPages(
+        pages,
         FileLink(pin.filename or "", pin.url or ""),
         VariantEnvironment.from_properties(plan.variant, plan.variant_properties),
+        network.store,
         fallback,
     )
 
 
-def install(
-    plan: Plan | None,
-    env: TargetEnv,
+def planned_files(
+    plan: Plan,
+    source: FamilySource,
+    platform: Platform,
+    network: Network,
     *,
-    source: WheelSource | None,
-    installer: Installer,
-    index_url: str,
-    environ: Mapping[str, str],
-    extra: Sequence[str] = (),
-    dry_run: bool = False,
-    offline: bool = False,
-    options: InstallOptions | None = None,
-    find_links: Sequence[str] = (),
-    local: LocalFiles | None = None,
-) -> InstallResult:
-    """Install ``plan`` into ``env``: its torch-family wheels from ``source`` (and only from there), ``extra``
-    requirements from ``index_url``, all or nothing. ``source`` and ``installer`` are small interfaces
-    (:class:`~wheelfit.install.gather.WheelSource`, :class:`~wheelfit.install.backend.Installer`); ``options``
-    (:class:`~wheelfit.install.run.InstallOptions`), when given, replaces the keywords after ``installer``.
-    ``local`` takes torch-family wheels from disk (a local index's, a wheelhouse's planned file:
-    :class:`~wheelfit.install.source.LocalWheels`); ``find_links`` are wheelhouses for everything else."""
-    from .install.run import InstallOptions, install_plan
+    keep: Mapping[str, str] | None = None,
+    wheelhouses: Sequence[Path] = (),
+    for_lock: bool = False,
+) -> list[FamilyFile]:
+    """The plan's torch-family files (its pins and what they need of the family) as the backend takes them: the
+    one walk ``install`` and ``lock`` share. A lock keeps the index's URLs; an install takes a wheel wheelfit had
+    to download to read from where it is, and the planned file from a wheelhouse (``wheelhouses``) when there."""
+    from packaging.requirements import Requirement
 
-    if options is None:
-        options = InstallOptions(
-            index_url, environ, tuple(extra), dry_run=dry_run, offline=offline, find_links=tuple(find_links)
-        )
-    return install_plan(plan, env, source, installer, options, local)
+    from .install.install_set import family_files
+    from .install.sources import GivenFiles, MetadataReader
+
+    given = source.given if isinstance(source, GivenFiles) else {}
+    reader = MetadataReader(network.index, network.store, frozenset(link.url for link in given.values() if not
+                            link.hashes), take_download=not for_lock)  # fmt: skip
+
+    def in_wheelhouse(filename: str) -> Path | None:
+        return next((d / filename for d in wheelhouses if (d / filename).is_file()), None)
+
+    pins = [Requirement(p.requirement) for p in plan.packages]
+    return family_files(pins, source, reader, platform, keep=keep, wheelhouse=in_wheelhouse if wheelhouses else None)
+
+
+def install(
+    plan: Plan | None, wanted: InstallSet, env: TargetEnv, *, installer: Installer, options: InstallOptions
+) -> InstallResult:
+    """Install ``wanted`` (the plan's install set) into ``env`` with ``installer``, all or nothing; with
+    ``options.dry_run`` say what that would do. ``installer`` is a small interface
+    (:class:`~wheelfit.install.backend.Installer`): uv, pip, or a fake."""
+    from .install.run import run_install
+
+    return run_install(plan, wanted, env, installer, options)
 
 
 @dataclass(frozen=True)
@@ -597,12 +614,8 @@ def install_requirements(
         reader=read_file, cwd=str(here_dir), environ=environ, index_url=index_url, extra_index_urls=extra_index_urls,
         find_links=find_links, pre=pre, no_index=no_index,
     )  # fmt: skip
-    hashed = next((r for r in asked.requirements if r.hashes), None)
-    if hashed is not None:
-        raise UsageError(
-            f"{hashed.origin}: --hash is not supported by wheelfit install yet (torch-family files are checked "
-            "against their index's sha256); remove the --hash options"
-        )
+    # A file with --hash lines (``wheelfit lock -o requirements.txt``) is installed in hash-checking mode, as pip does.
+    require_hashes = any(r.hashes for r in asked.requirements)
     index_url, extra_index_urls, find_links = asked.index_url, asked.extra_index_urls, asked.find_links
     pre, no_index = asked.pre, asked.no_index
     from .index.config import resolve_index_config
@@ -634,7 +647,7 @@ def install_requirements(
             "only from the plan's index"
         )
     chosen: Plan | None = None
-    source: WheelSource | None = None
+    family: list[FamilyFile] = []
     keep: dict[str, str] = {}
     if wanted.asks_family:
         chosen, source, why, keep = _plan_install(
@@ -644,21 +657,28 @@ def install_requirements(
                     "index_url": index_url, "extra_index_urls": tuple(extra_index_urls)},
         )  # fmt: skip
         notes += why
+        # A variant plan's wheel is offered under its plain name, which a wheelhouse's ordinary torch may share.
+        houses = [Path(link) for link in links if "://" not in link] if chosen.mode != "variant" else []
+        family = planned_files(chosen, source, _platform(env), network, keep=keep, wheelhouses=houses)
     runner = backend(installer, env)
     if wrap_backend is not None:
         runner = wrap_backend(runner)
-    options = InstallOptions(
-        config.default_index, _backend_environ(environ, network), wanted.other, config.extra_index_urls,
-        wanted.constraints, wanted.extras,
-        dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
-        find_links=links, no_index=no_index, keep=keep, recover=recover, progress=network.progress,
-    )  # fmt: skip
-    from .install.source import LocalWheels
+    from packaging.utils import canonicalize_name
 
-    # A variant plan's wheel is offered under its plain name, which a wheelhouse's ordinary torch may share.
-    houses = [Path(link) for link in links if "://" not in link] if chosen is None or chosen.mode != "variant" else []
-    result = install(chosen, env, source=source, installer=runner, index_url=config.default_index, environ=environ,
-                     options=options, local=LocalWheels(network.cache, houses))  # fmt: skip
+    from .install.family import TORCH_FAMILY
+    from .install.install_set import InstallSet
+
+    installed: dict[str, str] = {canonicalize_name(n): v for n, v in env.installed.items()}
+    taken = {f.name for f in family}
+    held = {n: installed[n] for n in TORCH_FAMILY if n not in taken and n in installed}
+    wanted_set = InstallSet(tuple(family), wanted.other, wanted.constraints, held, wanted.extras)
+    options = InstallOptions(
+        config.default_index, _backend_environ(environ, network), config.extra_index_urls,
+        dry_run=dry_run, offline=config.offline, upgrade=upgrade, reinstall=reinstall, no_deps=no_deps,
+        find_links=links, no_index=no_index, require_hashes=require_hashes, recover=recover,
+        progress=network.progress,
+    )  # fmt: skip
+    result = install(chosen, wanted_set, env, installer=runner, options=options)
     if notes:
         result = replace(result, notes=(*notes, *result.notes))
     checked = None
@@ -698,7 +718,7 @@ def _plan_install(
     pre: bool,
     upgrade: bool,
     choice: Mapping[str, Any] | None = None,
-) -> tuple[Plan, WheelSource, list[str], dict[str, str]]:
+) -> tuple[Plan, FamilySource, list[str], dict[str, str]]:
     """The plan an install follows, where its torch-family wheels come from, what the user should know, and the
     installed torch-family packages kept as they are.
 
@@ -709,7 +729,7 @@ def _plan_install(
     from packaging.utils import canonicalize_name
     from packaging.version import Version
 
-    from .install.direct import DirectFile, DirectSource, direct_file
+    from .install.direct import DirectFile, direct_file
 
     def plan_for(torch: str, exact: bool = False, forced: bool = False) -> Plan:
         return plan(
@@ -767,9 +787,11 @@ def _plan_install(
                 )
     if chosen is None:
         chosen = plan_for(str(asked) if asked is not None else "torch")
-    source: WheelSource = wheel_source(chosen, network, config)
+    source = family_source(chosen, network, config)
     if given:
-        source = DirectSource(source, given, network.downloader)
+        from .install.sources import GivenFiles
+
+        source = GivenFiles(source, {name: d.link for name, d in given.items()})
     return chosen, source, notes, keep
 
 
@@ -783,6 +805,14 @@ def _with_pin(chosen: Plan, name: str, version: str) -> Plan:
 
 def _full_python(env: TargetEnv) -> str:
     return env.markers.get("python_full_version", env.python)
+
+
+def _platform(env: TargetEnv) -> Platform:
+    from packaging.tags import parse_tag
+
+    from .install.install_set import Platform
+
+    return Platform(tuple(t for text in env.tags for t in parse_tag(text)), env.markers, env.python)
 
 
 # -- verifying ------------------------------------------------------------------------------------------------

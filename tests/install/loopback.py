@@ -1,6 +1,7 @@
 """A loopback simple-repository server over a directory: ``<root>/<index path>/<project>/<files>``, each
-project page served as PEP 503 HTML or PEP 691 JSON (by the Accept header) with sha256 hashes. Used by the
-install tests and by bench/install.py."""
+project page served as PEP 503 HTML or PEP 691 JSON (by the Accept header) with sha256 hashes and, as
+download.pytorch.org and PyPI do, PEP 658 core metadata (``<wheel>.metadata``; ``metadata=False`` serves none,
+as older mirrors do). Used by the install tests and by bench/install.py."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextlib
 import hashlib
 import html
 import json
+import zipfile
 from pathlib import Path
 
 from tests.support.static import QuietHandler, serve_directory
@@ -16,12 +18,17 @@ __all__ = ["PageHandler", "serve"]
 
 
 def serve(
-    root: Path, *, throttle: int | None = None, request_log: list[tuple[str, dict[str, str]]] | None = None
+    root: Path,
+    *,
+    throttle: int | None = None,
+    request_log: list[tuple[str, dict[str, str]]] | None = None,
+    metadata: bool = True,
 ) -> contextlib.AbstractContextManager[str]:
     """Serve ``root`` on 127.0.0.1 (a free port) for the duration; yields the base URL. ``throttle``: file bodies
     at that many bytes per second, resumable with ``Range``; ``request_log`` collects every GET
-    (:class:`tests.support.static.QuietHandler`)."""
-    return serve_directory(root, PageHandler, throttle=throttle, request_log=request_log)
+    (:class:`tests.support.static.QuietHandler`); ``metadata=False``: no PEP 658 files."""
+    handler = PageHandler if metadata else type("NoMetadataHandler", (PageHandler,), {"serves_metadata": False})
+    return serve_directory(root, handler, throttle=throttle, request_log=request_log)
 
 
 _HASHES: dict[tuple[str, float, int], str] = {}
@@ -29,11 +36,20 @@ _HASHES: dict[tuple[str, float, int], str] = {}
 
 class PageHandler(QuietHandler):
     """PEP 503 HTML or PEP 691 JSON for ``<index>/<project>/`` directories, files as they are. Subclasses give
-    the hashes another way or add PEP 658 metadata (:mod:`tests.install.pep658_index`)."""
+    the hashes another way (:mod:`tests.install.pep658_index`)."""
+
+    serves_metadata = True
 
     def do_GET(self) -> None:  # noqa: N802 - http.server calls it by this name
-        if not self.send_page():
-            super().do_GET()
+        if self.send_page():
+            return
+        path = Path(self.translate_path(self.path))
+        if path.name.endswith(".whl.metadata") and path.with_suffix("").is_file():
+            meta = self.metadata(path.with_suffix(""))
+            if meta is not None:
+                self.send_body(meta, "application/octet-stream")
+                return
+        super().do_GET()
 
     def send_page(self) -> bool:
         """Answer a project page request (a 404 for a directory without wheels); False for anything else."""
@@ -62,8 +78,11 @@ class PageHandler(QuietHandler):
 
     def metadata(self, wheel: Path) -> bytes | None:
         """The wheel's METADATA to advertise and serve as ``<wheel>.metadata`` (PEP 658/714); None: not served."""
-        del wheel
-        return None
+        if not self.serves_metadata:
+            return None
+        with zipfile.ZipFile(wheel) as zf:
+            name = next((n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")), None)
+            return None if name is None else zf.read(name)
 
     def _json(self, project: str, wheels: list[Path]) -> bytes:
         files: list[dict[str, object]] = []

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import shutil
 import threading
 import time
 import zipfile
@@ -124,10 +125,14 @@ class _Handler(PageHandler):
         """``sendfile(2)``: the kernel copies the file to the socket (the standard library reads 64 KiB at a time
         through Python)."""
         outputfile.flush()
-        if self.link is None:
-            self.connection.sendfile(source)
+        if not hasattr(source, "fileno"):  # a bounded range, read into memory (tests.support.static)
+            shutil.copyfileobj(source, outputfile)
             return
-        offset, chunk = 0, 1 << 20
+        offset = source.tell()  # an open-ended range starts there
+        if self.link is None:
+            self.connection.sendfile(source, offset)
+            return
+        chunk = 1 << 20
         while True:
             self.link.wait(chunk)
             sent = os.sendfile(self.connection.fileno(), source.fileno(), offset, chunk)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import Index, env_paths, error_line, import_torch, installed, make_venv, run_wheelfit, tree
+from .loopback import serve
 
 GTX_1080 = "cuda=6.1,driver=580.95.05"
 
@@ -112,21 +113,30 @@ def test_dry_run_says_what_and_changes_nothing(index: Index, env: dict[str, str]
     assert any(i.startswith("torch") and "2.14.1+cu126" in i for i in report["installs"])
 
 
-def test_a_log_gets_plain_progress_lines_and_a_second_environment_reuses_the_cache(
+def test_the_backend_downloads_each_wheel_once_and_wheelfit_none(
     index: Index, env: dict[str, str], tmp_path: Path
 ) -> None:
-    env = {**env, "WHEELFIT_CACHE_DIR": str(tmp_path / "cache")}  # empty: this test sees the first download
-    args = ["install", "torch", "--target", GTX_1080, "--pytorch-index", index.pytorch, "--index-url", index.default]
-    first = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "one")), "--no-verify"], env)
-    assert first.returncode == 0, first.stderr
-    wheel = "torch-2.14.1+cu126-py3-none-any.whl"
-    assert f"downloading {wheel} (" in first.stderr and f"downloaded {wheel} (" in first.stderr
-    assert "Installed torch 2.14.1+cu126" in first.stdout
-    second = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "two")), "--no-verify"], env)
-    assert second.returncode == 0, second.stderr
-    assert f"cached {wheel} (" in second.stderr and "downloading" not in second.stderr
-    quiet = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "three")), "--no-verify", "--json"], env)
+    """wheelfit reads the PEP 658 metadata and hands uv the URL with its sha256: the torch wheel is downloaded
+    once, by uv, and a second environment takes it from uv's cache."""
+    env = {**env, "WHEELFIT_CACHE_DIR": str(tmp_path / "cache"), "UV_CACHE_DIR": str(tmp_path / "uv")}
+    log: list[tuple[str, dict[str, str]]] = []
+    with serve(index.root, request_log=log) as url:
+        args = ["install", "torch", "--target", GTX_1080, "--pytorch-index", f"{url}/pytorch"]
+        args += ["--index-url", f"{url}/default/simple", "--no-verify"]
+        first = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "one"))], env)
+        assert first.returncode == 0, first.stderr
+        assert "Installed torch 2.14.1+cu126" in first.stdout
+        second = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "two"))], env)
+        assert second.returncode == 0, second.stderr
+        quiet = run_wheelfit([*args, "--python", str(make_venv(tmp_path / "three")), "--json"], env)
     assert quiet.returncode == 0 and quiet.stderr == ""
+    wheel = "torch-2.14.1+cu126-py3-none-any.whl"
+    paths = [path for path, _headers in log]
+    # uv reads a URL wheel's METADATA with a range request (as from a CDN), then downloads it once
+    whole = [path for path, headers in log if path.endswith(wheel) and "range" not in headers]
+    assert whole == [f"/pytorch/cu126/torch/{wheel}"]
+    assert f"/pytorch/cu126/torch/{wheel}.metadata" in paths  # wheelfit's own read
+    assert not (tmp_path / "cache" / "by-sha256").exists()
 
 
 def test_offline_install_from_the_caches_with_no_network_at_all(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import re
 import shutil
@@ -21,9 +22,9 @@ __all__ = ["LoopbackServer", "QuietHandler", "serve_directory"]
 class QuietHandler(SimpleHTTPRequestHandler):
     """Files as they are, without a log line per request.
 
-    With ``throttle`` (bytes per second, set by :func:`serve_directory`) file bodies trickle out at that rate and
-    ``Range: bytes=N-`` (with an ``If-Range`` equal to the file's ``Last-Modified``) is answered 206, as a slow
-    mirror does; ``request_log`` collects ``(path, headers)`` of every GET. Neither is set by default."""
+    With ``throttle`` (bytes per second, set by :func:`serve_directory`) file bodies trickle out at that rate;
+    ``request_log`` collects ``(path, headers)`` of every GET. Neither is set by default. A ``Range`` (with an
+    ``If-Range`` equal to the file's ``Last-Modified``) is answered 206, as download.pytorch.org's CDN does."""
 
     throttle: int | None = None
     request_log: list[tuple[str, dict[str, str]]] | None = None
@@ -38,27 +39,44 @@ class QuietHandler(SimpleHTTPRequestHandler):
         return ok
 
     def send_head(self) -> Any:
-        if self.throttle is None or "Range" not in self.headers:
-            return super().send_head()
+        """Files with ``Accept-Ranges: bytes``, and one range answered 206 (``N-``, ``N-M`` or ``-N``), as a CDN
+        does: uv reads a URL wheel's METADATA with range requests and resumes with ``Range``/``If-Range``."""
         path = self.translate_path(self.path)
-        if not os.path.isfile(path):
+        if "Range" not in self.headers or not os.path.isfile(path):
             return super().send_head()
         size = os.path.getsize(path)
         modified = self.date_time_string(int(os.path.getmtime(path)))
-        wanted = re.fullmatch(r"bytes=(\d+)-", self.headers["Range"].strip())
+        wanted = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers["Range"].strip())
         if_range = self.headers.get("If-Range")
-        if wanted is None or int(wanted[1]) >= size or (if_range is not None and if_range != modified):
+        if wanted is None or not (wanted[1] or wanted[2]) or (if_range is not None and if_range != modified):
             return super().send_head()
-        start = int(wanted[1])
+        if wanted[1]:
+            start, end = int(wanted[1]), min(int(wanted[2]) if wanted[2] else size - 1, size - 1)
+        else:
+            start, end = max(size - int(wanted[2]), 0), size - 1
+        if start >= size or end < start:
+            return super().send_head()
         f = open(path, "rb")  # noqa: SIM115 - closed by do_GET, as the base class's is
         f.seek(start)
+        body: BinaryIO = f
+        if end < size - 1:  # a bounded range (uv's metadata reads: small)
+            body = io.BytesIO(f.read(end - start + 1))
+            f.close()
         self.send_response(206)
         self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
-        self.send_header("Content-Length", str(size - start))
+        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(end - start + 1))
         self.send_header("Last-Modified", modified)
+        self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
-        return f
+        return body
+
+    def end_headers(self) -> None:
+        if getattr(self, "_headers_buffer", None) is not None and not any(
+            b"Accept-Ranges" in line for line in self._headers_buffer
+        ):
+            self.send_header("Accept-Ranges", "bytes")
+        super().end_headers()
 
     def copyfile(self, source: BinaryIO, outputfile: BinaryIO) -> None:  # type: ignore[override]
         if self.throttle is None:

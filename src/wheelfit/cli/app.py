@@ -200,12 +200,16 @@ def plan(
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
     from .. import api
+    from ..fetch.deadline import index_deadline
     from .progress import Downloads
 
     kb = knowledge(kb_file)
+    deadline = index_deadline(os.environ, "plan")  # an index that does not answer: the knowledge base, soon
     with (
         Downloads(quiet=as_json) as slow,  # only "waiting for <server>" lines: a plan downloads nothing
-        api.network(os.environ, offline=offline, progress=slow.update, timeout=http_timeout, cert=cert) as net,
+        api.network(
+            os.environ, offline=offline, progress=slow.update, timeout=http_timeout, cert=cert, deadline=deadline
+        ) as net,
     ):
         net.prepare()  # while the machine is detected
         here = api.machine(

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Downloads", "bars", "plain_line"]
 
 #: Events that are a line of their own, above the bars on a terminal.
-_LINES = ("waiting", "retrying", "stalled")
+_LINES = ("stalled",)
 
 
 class Downloads:
@@ -95,16 +95,11 @@ def plain_line(event: Progress) -> str:
     """The log line for a download event; '' for the many in-between 'downloading' ticks."""
     size = f"{event.total / 1e6:.1f} MB" if event.total else "size unknown"
     if event.state == "start":
-        resumed = f", resuming at {event.received / 1e6:.1f} MB" if event.received else ""
-        return f"downloading {event.filename} ({size}{resumed})"
+        return f"downloading {event.filename} ({size})"
     if event.state == "done":
         return f"downloaded {event.filename} ({event.received / 1e6:.1f} MB)"
     if event.state == "cached":
         return f"cached {event.filename} ({size})"
-    if event.state == "retrying":
-        return f"retrying {event.filename} (attempt {event.attempt + 1}): {event.detail}"
-    if event.state == "waiting":
-        return f"waiting for another wheelfit run that is downloading {event.filename}"
     if event.state == "stalled":
         return f"waiting for {event.detail} ({event.waited:.0f} s) ... {event.filename}"
     return ""

@@ -210,13 +210,12 @@ def render_install(outcome: InstallOutcome, console: Console | None = None, *, v
     _say(con, f"[bold green]{head} torch {_build(plan)}[/] {into} ", f"{env.prefix} ({result.backend})")
     _say(con, f"[bold]From {plan.index_url}[/] ", "(torch-family, checked by sha256)")
     for w in result.wheels:
-        line = Text(f"{w.name} {w.version}  {w.file.url}")
+        line = Text(f"{w.name} {w.version}  {w.url}")
         if w.needed_by:
             line.append(f"  (needed by {w.needed_by})", style="dim")
         _say(con, "  ", line)
-        sha256 = w.file.hashes.get("sha256")
-        if result.dry_run and sha256:
-            _say(con, "    ", f"sha256 {sha256}")
+        if result.dry_run and w.sha256:
+            _say(con, "    ", f"sha256 {w.sha256}")
     family = {w.name for w in result.wheels}
     rest = [i for i in result.installs if i.split("==")[0].split(" @ ")[0].strip() not in family]
     if rest:

@@ -1,4 +1,5 @@
-"""The human rendering of a verification (``wheelfit verify``, and the end of ``wheelfit install``)."""
+"""The human rendering of a verification (``wheelfit verify``, and the end of ``wheelfit install``), and of
+``wheelfit verify --record``'s check of the installed files."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from rich.text import Text
 from .text import say
 
 if TYPE_CHECKING:
+    from ..install.installed_record import DistributionRecord, RecordCheck
     from ..install.verify import Verification
 
-__all__ = ["render_verify"]
+__all__ = ["record_line", "record_summary", "render_record", "render_verify"]
+
+#: Paths named per kind of problem in a distribution's line; the rest are counted (``--json`` has them all).
+_NAMED = 3
 
 
 def render_verify(verification: Verification, python: str, console: Console | None = None) -> None:
@@ -53,3 +58,50 @@ def _judged(v: Verification) -> str:
     if "driver" in kinds:
         said.append("a runtime the driver supports")
     return f": it has {' and '.join(said)}" if said else ""
+
+
+def render_record(check: RecordCheck, console: Console | None = None) -> None:
+    """A line for each distribution whose files are not as its RECORD says, then the count of what was checked."""
+    con = console or Console()
+    for dist in check.distributions:
+        if not dist.ok:
+            say(con, "  [red]FAIL[/]  record      ", record_line(dist), hang=20)
+    colour = "green" if check.ok else "red"
+    say(con, "", Text.from_markup(f"[bold {colour}]RECORD[/]: {escape(record_summary(check))}"), indent=2)
+
+
+def record_line(dist: DistributionRecord) -> str:
+    """``torch 2.9.0+cu128: 2 files differ from RECORD (torch/lib/libc10.so, torch/x.py), 1 missing (...)``"""
+    from ..install.installed_record import ProblemKind
+
+    words = {
+        ProblemKind.MISMATCH: ("file differs from RECORD", "files differ from RECORD"),
+        ProblemKind.MISSING: ("missing", "missing"),
+        ProblemKind.UNREADABLE: ("unreadable", "unreadable"),
+        ProblemKind.OUTSIDE: ("RECORD row leads outside the environment", "RECORD rows lead outside the environment"),
+        ProblemKind.MALFORMED: ("malformed RECORD row", "malformed RECORD rows"),
+    }
+    parts = []
+    for kind, (one, many) in words.items():
+        paths = [p.path for p in dist.problems if p.kind is kind]
+        if paths:
+            named = ", ".join(paths[:_NAMED]) + (f", and {len(paths) - _NAMED} more" if len(paths) > _NAMED else "")
+            parts.append(f"{len(paths)} {one if len(paths) == 1 else many} ({named})")
+    return f"{dist.name} {dist.version}: {', '.join(parts)}"
+
+
+def record_summary(check: RecordCheck) -> str:
+    """``143 distributions, 12,406 files checked, all match`` (or how many problems, in how many)."""
+    head = f"{_n(len(check.distributions), 'distribution')}, {_n(check.checked, 'file')} checked"
+    if check.ok:
+        tail = "all match"
+    else:
+        bad = sum(1 for d in check.distributions if not d.ok)
+        tail = f"{_n(len(check.problems), 'problem')} in {_n(bad, 'distribution')}"
+    if check.without_record:
+        tail += f" ({len(check.without_record):,} without a RECORD, not checked)"
+    return f"{head}, {tail}"
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
 import typer
 
@@ -33,8 +34,18 @@ def verify(
     pytorch_index: PytorchIndexOpt = None,
     variant_index: VariantIndexOpt = None,
     as_json: JsonOpt = False,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Also check every installed distribution's files against its RECORD (each file's sha256 and "
+            "size as installed): a file changed or missing since, or a RECORD row that is malformed or leads "
+            'outside the environment, fails verify. With --json, under "record".',
+        ),
+    ] = False,
 ) -> None:
-    """Import torch in an environment and check it is the build this machine (or --target) should have."""
+    """Import torch in an environment and check it is the build this machine (or --target) should have;
+    --record also checks the installed files against their RECORD."""
     from .. import api
 
     kb = knowledge(kb_file)
@@ -50,11 +61,27 @@ def verify(
             pytorch_index=pytorch_index,
             variant_index=variant_index,
         )
+    records = None
+    if record:  # after torch's verdict: a missing torch is reported as without --record
+        from ..install.installed_record import check_installed_records
+
+        records = check_installed_records(outcome.env.install_dirs, outcome.env.prefix)
     if as_json:
-        print_json(outcome.to_dict())
+        data = outcome.to_dict()
+        if records is not None:
+            data["record"] = records.to_dict()
+            if not records.ok:  # "ok" is the exit status's verdict: torch's and the files'
+                from .render_verify import record_line
+
+                data["ok"] = False
+                bad = [record_line(d) for d in records.distributions if not d.ok]
+                data["reason"] = "; ".join(filter(None, [data["reason"], *bad]))
+        print_json(data)
     else:
-        from .render_verify import render_verify
+        from .render_verify import render_record, render_verify
 
         render_verify(outcome.verification, outcome.env.executable)
-    if not outcome.verification.ok:
+        if records is not None:
+            render_record(records)
+    if not outcome.verification.ok or (records is not None and not records.ok):
         raise typer.Exit(1)

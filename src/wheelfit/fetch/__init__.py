@@ -1,4 +1,4 @@
-"""Downloading files: the HTTP edge (retries, TLS, timeouts), streaming hashes, and the shared cache.
+"""The HTTP edge (retries, TLS, timeouts, deadlines), the page cache, and the few wheels wheelfit reads itself.
 
 The names below are loaded on first use (PEP 562): reading the cache (``--offline``) must not pay for
 importing httpx and building a TLS trust store.
@@ -12,7 +12,6 @@ from ..lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .cache import CACHE_ENV, Cache, default_cache_dir
-    from .download import Downloader, DownloadRequest, DownloadResult, Progress, ProgressCallback
     from .errors import (
         CacheLockError,
         DownloadError,
@@ -27,10 +26,11 @@ if TYPE_CHECKING:
     from .http import RetryPolicy, Timeouts, make_client
     from .pace import MaxTimeError, SpeedRule, TooSlowError
     from .trust import trust_context
+    from .wheels import Progress, ProgressCallback, WheelStore
 
 _WHERE = {
     **dict.fromkeys(("CACHE_ENV", "Cache", "default_cache_dir"), "cache"),
-    **dict.fromkeys(("Downloader", "DownloadRequest", "DownloadResult", "Progress", "ProgressCallback"), "download"),
+    **dict.fromkeys(("Progress", "ProgressCallback", "WheelStore"), "wheels"),
     **dict.fromkeys(
         (
             "CacheLockError",
@@ -55,9 +55,6 @@ __all__ = [
     "Cache",
     "CacheLockError",
     "DownloadError",
-    "DownloadRequest",
-    "DownloadResult",
-    "Downloader",
     "HTTPStatusError",
     "HashMismatchError",
     "MaxTimeError",
@@ -72,6 +69,7 @@ __all__ = [
     "Timeouts",
     "TooSlowError",
     "TruncatedDownloadError",
+    "WheelStore",
     "default_cache_dir",
     "make_client",
     "trust_context",

@@ -1,15 +1,11 @@
-"""The download cache: where it lives, how entries are laid out, atomic writes and its entries' locks.
+"""wheelfit's cache: where it lives, how entries are laid out, atomic writes and locks.
 
 Layout under the root (platform cache dir, or ``WHEELFIT_CACHE_DIR``)::
 
-    wheels/<ab>/<sha256(url)>/<filename>      verified files, shared by every environment
-    wheels/<ab>/<sha256(url)>/info.json       url, size, sha256 recorded when the file was verified
-    wheels/<ab>/<sha256(url)>/.lock           flock held while the entry is checked or written
-    wheels/<ab>/<sha256(url)>/<filename>.part an interrupted download, with partial.json to resume it
-    content/<ab>/<sha256 of the file>         a hard link to every verified file, by content: the same bytes
-                                              from another URL (a mirror) are linked, not downloaded again
-    content/<ab>/<sha256 of the file>.json    its digests, trusted while the file's fingerprint is unchanged
     pages/<ab>/<sha256(url)>.json             index pages and PEP 658 metadata with their validators
+    by-sha256/<ab>/<sha256>/<filename>        the few wheels wheelfit reads itself (:mod:`.wheels`)
+
+uv and pip keep the wheels they install in their own caches.
 
 A file appears under its final name only through ``os.replace`` from a
 temporary file in the same directory, so a reader never sees half a wheel.
@@ -18,7 +14,6 @@ temporary file in the same directory, so a reader never sees half a wheel.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import io
 import json
@@ -37,9 +32,7 @@ __all__ = [
     "Cache",
     "CachedPage",
     "atomic_write",
-    "boot_id",
     "default_cache_dir",
-    "durable",
     "file_lock",
     "fingerprint",
 ]
@@ -115,31 +108,6 @@ def fingerprint(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
-@functools.cache
-def boot_id() -> str | None:
-    """This boot of the kernel (Linux's ``/proc/sys/kernel/random/boot_id``), or ``None`` where there is none.
-
-    A file written and not ``fsync``-ed reads back as written for as long as the kernel that holds its pages runs:
-    only a crash (a new boot) can lose them. So a verified download may skip the ``fsync`` (on a loaded disk,
-    seconds for a CUDA wheel, waited for while the installer needs the disk) when its record names the boot it was
-    written in; a record from another boot is hashed again before it is trusted (:func:`durable`). Read once:
-    a process lives in one boot.
-    """
-    try:
-        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
-            text = f.read(64).decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return text or None
-
-
-def durable(record: Mapping[str, Any]) -> bool:
-    """Whether a record's file may be trusted without hashing it again: it was synced to disk when written (no
-    ``boot``), or written in this boot (its pages are still the kernel's truth)."""
-    boot = record.get("boot")
-    return boot is None or boot == boot_id()
-
-
 def memo_read(memo: Path, path: Path) -> dict[str, Any] | None:
     """What was remembered at ``memo`` about ``path``, while ``path`` is unchanged since (its :func:`fingerprint`);
     ``None`` when there is no memo, an unreadable one, or the file changed."""
@@ -177,61 +145,6 @@ class Cache:
     root: Path
     #: Seconds to wait for another run's lock on the same entry before giving up.
     lock_timeout: float = 600.0
-
-    # -- wheels --------------------------------------------------------------------------------
-
-    def entry_dir(self, url: str) -> Path:
-        key = _key(url)
-        return self.root / "wheels" / key[:2] / key
-
-    def lock(
-        self, url: str, on_wait: Callable[[], None] | None = None, cancelled: Callable[[], bool] | None = None
-    ) -> contextlib.AbstractContextManager[None]:
-        return file_lock(self.entry_dir(url) / ".lock", timeout=self.lock_timeout, on_wait=on_wait, cancelled=cancelled)
-
-    def entry_lock(self, entry: Path, *, timeout: float) -> contextlib.AbstractContextManager[None]:
-        """The lock of an entry directory found on disk (the stale ``.part`` sweep takes it without waiting)."""
-        return file_lock(entry / ".lock", timeout=timeout)
-
-    # -- by content ------------------------------------------------------------------------------
-
-    def content_path(self, sha256: str) -> Path:
-        return self.root / "content" / sha256[:2] / sha256
-
-    def content_memo(self, sha256: str) -> Path:
-        return self.root / "content" / sha256[:2] / f"{sha256}.json"
-
-    def remember_content(self, path: Path, digests: Mapping[str, str], boot: str | None = None) -> None:
-        """Link the verified ``path`` under its sha256; a cache without hard links only loses the shortcut.
-        ``boot``: the file is not synced to disk, trust it without hashing only in this boot (:func:`boot_id`)."""
-        sha256 = digests.get("sha256")
-        if not sha256:
-            return
-        target = self.content_path(sha256)
-        tmp = target.with_name(f".{sha256}.{os.getpid()}.{id(path)}.link")
-        with contextlib.suppress(OSError):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp.unlink(missing_ok=True)
-            os.link(path, tmp)
-            os.replace(tmp, target)
-            memo_write(self.content_memo(sha256), target, {"hashes": dict(digests), **({"boot": boot} if boot else {})})
-        tmp.unlink(missing_ok=True)
-
-    def record(self, url: str, path: Path, digests: Mapping[str, str], boot: str | None = None) -> None:
-        """Note what ``path`` hashed to, and its :func:`fingerprint` then: while that holds (and, with ``boot``, a
-        file not synced to disk, in that boot: :func:`durable`), it is not re-read."""
-        stamp = fingerprint(path)
-        info = {"url": url, "filename": path.name, "size": stamp[0], "hashes": dict(digests), "fingerprint": stamp}
-        if boot:
-            info["boot"] = boot
-        atomic_write(self.entry_dir(url) / "info.json", json.dumps(info, indent=1).encode())
-
-    def recorded(self, url: str) -> dict[str, Any] | None:
-        try:
-            data = json.loads((self.entry_dir(url) / "info.json").read_bytes())
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
 
     # -- pages ---------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ or a misconfiguration). Every response, redirects included, is held to the
 followed as pip and uv follow them, except from https to plain http (a
 downgrade: anyone on the path could then change the bytes) or to any other
 scheme: those are refused. Proxies come from the environment the run is given
-(:mod:`~.proxies`).
+(:mod:`~.proxies`). A caller's :class:`~.deadline.Deadline` bounds all of one :func:`get`, retries included.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from typing import Any
 import httpx
 
 from .. import __version__
+from .deadline import Deadline
 from .errors import HTTPStatusError, NetworkError, RedirectError, TLSError
-from .pace import MaxTimeError, Pace, SpeedRule
+from .pace import DEADLINE_EXTENSION, DeadlineError, MaxTimeError, Pace, SpeedRule
 from .proxies import environment_proxies
 from .trust import trust_context
 from .watch import Watch, host_of
@@ -49,6 +50,7 @@ __all__ = [
     "is_tls_error",
     "make_client",
     "not_retried",
+    "past_deadline",
     "pause",
     "refuse_downgrade",
     "status_error",
@@ -459,35 +461,87 @@ def _verify_code(exc: BaseException) -> int | None:
     return None
 
 
-def get(client: httpx.Client, url: str, headers: Mapping[str, str], policy: RetryPolicy) -> httpx.Response:
+def get(
+    client: httpx.Client,
+    url: str,
+    headers: Mapping[str, str],
+    policy: RetryPolicy,
+    deadline: Deadline | None = None,
+) -> httpx.Response:
     """GET with bounded retries on transient failures; returns a read response. A status worth retrying that
-    lasts through every attempt (429, 5xx) is raised as :class:`~.errors.HTTPStatusError`, counting them."""
+    lasts through every attempt (429, 5xx) is raised as :class:`~.errors.HTTPStatusError`, counting them.
+
+    With ``deadline``, the whole of it (every attempt, every pause, every body) ends by then: no attempt starts
+    and no pause is slept past it, each attempt's timeouts are clipped to the time left, and the response
+    carries it (:data:`~.pace.DEADLINE_EXTENSION`) to be checked as :mod:`~.pace`'s ``max_time`` is: between
+    body chunks, and with a watched client (:class:`WatchedClient`) also while no bytes come, headers included.
+    Stopped by it: a :class:`~.errors.NetworkError` naming ``url`` and the deadline."""
     watch: Watch | None = getattr(client, "watch", None)
     for attempt in range(1, policy.attempts + 1):
         try:
-            response = client.get(url, headers=dict(headers))
+            response = _attempt(client, url, headers, deadline)
+        except DeadlineError as exc:
+            raise past_deadline(url, deadline) from exc
         except NOT_RETRIED as exc:
             raise not_retried(url, exc, client) from exc
         except httpx.TransportError as exc:
             if is_tls_error(exc):
                 raise tls_failure(url, exc) from exc
+            if deadline is not None and deadline.expired:
+                raise past_deadline(url, deadline) from exc
             if attempt == policy.attempts:
                 raise NetworkError(
                     f"{url}: {describe(exc, client)} (after {attempt} attempts); check the network or the index URL"
                 ) from exc
-            pause(policy, policy.delay(attempt), watch)
+            wait = policy.delay(attempt)
+            if deadline is not None and wait >= deadline.remaining():
+                tries = f"{attempt} attempts" if attempt > 1 else "1 attempt"
+                raise NetworkError(
+                    f"{url}: {describe(exc, client)} (after {tries}), and no time for another within {deadline}; "
+                    "check the network or the index URL"
+                ) from exc
+            pause(policy, wait, watch)
             continue
         if response.status_code in RETRY_STATUSES:
             if attempt == policy.attempts:
                 raise status_error(url, response, attempt)
-            pause(policy, policy.delay(attempt, response.headers.get("retry-after")), watch)
+            wait = policy.delay(attempt, response.headers.get("retry-after"))
+            if deadline is not None and wait >= deadline.remaining():
+                raise status_error(url, response, attempt, deadline)
+            pause(policy, wait, watch)
             continue
         return response
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def status_error(url: str, response: httpx.Response, attempts: int = 1) -> HTTPStatusError:
+def _attempt(client: httpx.Client, url: str, headers: Mapping[str, str], deadline: Deadline | None) -> httpx.Response:
+    """One request; with ``deadline``, none is started past it and its timeouts are clipped to the time left."""
+    if deadline is None:
+        return client.get(url, headers=dict(headers))
+    if deadline.expired:
+        raise DeadlineError(f"no answer within {deadline}")
+    left = deadline.remaining()
+
+    def clip(limit: float | None) -> float:
+        return left if limit is None else min(limit, left)
+
+    t = client.timeout
+    timeout = httpx.Timeout(connect=clip(t.connect), read=clip(t.read), write=clip(t.write), pool=clip(t.pool))
+    return client.get(url, headers=dict(headers), timeout=timeout, extensions={DEADLINE_EXTENSION: deadline})
+
+
+def past_deadline(url: str, deadline: Deadline | None) -> NetworkError:
+    """The one line for a request that ``deadline`` stopped: ``URL: no answer within 20 s (...)``."""
+    return NetworkError(f"{url}: no answer within {deadline}")
+
+
+def status_error(
+    url: str, response: httpx.Response, attempts: int = 1, deadline: Deadline | None = None
+) -> HTTPStatusError:
+    """``deadline``: the one that left no time for another attempt, named in the message."""
     after = f" after {attempts} attempts" if attempts > 1 else ""
+    if deadline is not None:
+        after += f", and no time for another within {deadline}"
     return HTTPStatusError(
         f"{url}: HTTP {response.status_code} {response.reason_phrase}{after}; check the URL or try again later",
         response.status_code,

@@ -11,6 +11,10 @@ The defaults never trip a working link: 1 KiB/s is a tenth of a 2G mobile link, 
 already. ``max_time`` is off by default: no one bound suits both a 1 kB index page and a 2.5 GB CUDA wheel on
 a slow line. Each is set by a variable (``WHEELFIT_SPEED_LIMIT``, ``WHEELFIT_SPEED_TIME``,
 ``WHEELFIT_MAX_TIME``) or in the library by a :class:`SpeedRule`.
+
+A request may also carry its caller's :class:`~.deadline.Deadline` (the request extension
+:data:`DEADLINE_EXTENSION`, set by :func:`~.http.get`): it is checked wherever ``max_time`` is, and breaking it
+raises :class:`DeadlineError`.
 """
 
 from __future__ import annotations
@@ -25,11 +29,14 @@ from dataclasses import dataclass
 import httpx
 
 from ..errors import WheelfitError
+from .deadline import Deadline
 
 __all__ = [
+    "DEADLINE_EXTENSION",
     "MAX_TIME_ENV",
     "SPEED_LIMIT_ENV",
     "SPEED_TIME_ENV",
+    "DeadlineError",
     "MaxTimeError",
     "Pace",
     "SpeedRule",
@@ -39,6 +46,9 @@ __all__ = [
 SPEED_LIMIT_ENV = "WHEELFIT_SPEED_LIMIT"
 SPEED_TIME_ENV = "WHEELFIT_SPEED_TIME"
 MAX_TIME_ENV = "WHEELFIT_MAX_TIME"
+
+#: The request extension that carries the caller's :class:`~.deadline.Deadline` (kept across redirects).
+DEADLINE_EXTENSION = "wheelfit.deadline"
 
 #: How often the speed is sampled (a tenth of ``speed_time`` when that is shorter): the window is measured to
 #: within a step, and the samples kept are at most ``speed_time / step`` however fast the body arrives.
@@ -88,6 +98,10 @@ class MaxTimeError(httpx.TransportError):
     """The request took longer than ``max_time``; not retried (another try would take as long)."""
 
 
+class DeadlineError(MaxTimeError):
+    """The request ran past the caller's :class:`~.deadline.Deadline`; not retried (no time is left)."""
+
+
 class Pace:
     """One response's progress against a :class:`SpeedRule`: :meth:`add` each chunk, :meth:`check` at any time
     (from any thread: a watched body is read on a helper thread and checked on the waiting one)."""
@@ -95,8 +109,11 @@ class Pace:
     def __init__(
         self, rule: SpeedRule, started: float, clock: Callable[[], float] = time.monotonic, request: object = None
     ) -> None:
-        """``started``: when the request began (``clock``'s time); the speed is measured from now on."""
+        """``started``: when the request began (``clock``'s time); the speed is measured from now on. A
+        :class:`~.deadline.Deadline` in the request's :data:`DEADLINE_EXTENSION` is checked too (on its own
+        clock)."""
         self.rule, self._clock, self._request = rule, clock, request
+        self._deadline = _deadline_of(request)
         self._started = started
         now = clock()
         self._body_from = now
@@ -111,11 +128,14 @@ class Pace:
         self.check()
 
     def check_time(self, now: float | None = None) -> None:
-        """Raise :class:`MaxTimeError` if the request has taken longer than ``max_time`` by ``now``."""
+        """Raise :class:`MaxTimeError` if the request has taken longer than ``max_time`` by ``now``, or
+        :class:`DeadlineError` if its deadline has passed."""
         now = self._clock() if now is None else now
         rule = self.rule
         if rule.max_time is not None and now - self._started > rule.max_time:
             raise self._error(MaxTimeError, f"took longer than {rule.max_time:g} s ({MAX_TIME_ENV} sets the limit)")
+        if self._deadline is not None and self._deadline.expired:
+            raise self._error(DeadlineError, f"no answer within {self._deadline}")
 
     def check(self, now: float | None = None) -> None:
         """Raise :class:`MaxTimeError` or :class:`TooSlowError` if the rule is broken by ``now``."""
@@ -146,3 +166,10 @@ class Pace:
         if isinstance(self._request, httpx.Request):
             return kind(message, request=self._request)
         return kind(message)
+
+
+def _deadline_of(request: object) -> Deadline | None:
+    if not isinstance(request, httpx.Request):
+        return None
+    deadline = request.extensions.get(DEADLINE_EXTENSION)
+    return deadline if isinstance(deadline, Deadline) else None

@@ -3,7 +3,8 @@
 Content negotiation asks for PEP 691 JSON first and accepts PEP 503 HTML
 (download.pytorch.org only serves HTML). Every page is kept in the cache with
 its ``ETag``/``Last-Modified`` and revalidated with a conditional request, so
-an unchanged page costs a 304; ``offline`` reads the cache only.
+an unchanged page costs a 304; ``offline`` reads the cache only. Each read (a page, a
+metadata file, with its retries) may be held to its own :class:`~wheelfit.fetch.deadline.Deadline`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 from packaging.utils import canonicalize_name
 
 from ..fetch.cache import Cache, CachedPage
+from ..fetch.deadline import INDEX_DEADLINE_SOURCE, Deadline
 from ..fetch.errors import HTTPStatusError, NetworkError
 from ..fetch.hashes import bytes_mismatch
 from .errors import IndexPageError, OfflineError, ProjectNotFoundError
@@ -49,9 +51,13 @@ class IndexClient:
         offline: bool = False,
         retry: RetryPolicy | None = None,
         memo: bool = False,
+        deadline: float | Callable[[], Deadline] | None = None,
     ) -> None:
         """``client`` may be a function that makes it, called on the first request (none offline). With ``memo``
-        a page is read once per client: one run's planning and installing read the same pages."""
+        a page is read once per client: one run's planning and installing read the same pages. ``deadline``
+        bounds each read, retries included: seconds (a fresh :class:`~wheelfit.fetch.deadline.Deadline` per
+        read, named as the index deadline in messages), or a function called at the start of each read (return
+        one shared value for a budget across reads); ``None``: only the retry policy and timeouts bound it."""
         if offline and cache is None:
             raise ValueError("offline mode needs a cache")
         if client is None and not offline:
@@ -60,6 +66,7 @@ class IndexClient:
         self._cache = cache
         self._offline = offline
         self._retry = retry
+        self._deadline = deadline
         self._pages: dict[str, ProjectPage] | None = {} if memo else None
 
     def project_page(self, index_url: str, project: str) -> ProjectPage:
@@ -104,6 +111,14 @@ class IndexClient:
             self._store(cached)
         return cached.body
 
+    def new_deadline(self) -> Deadline | None:
+        """The deadline for one read starting now (also for reads made beside this client: variant metadata)."""
+        if self._deadline is None:
+            return None
+        if callable(self._deadline):
+            return self._deadline()
+        return Deadline(self._deadline, source=INDEX_DEADLINE_SOURCE)
+
     def _http(self) -> httpx.Client:
         if self._client is None:  # pragma: no cover - refused by __init__
             raise OfflineError("offline: no HTTP client")
@@ -134,7 +149,7 @@ class IndexClient:
         if cached is not None and cached.last_modified:
             headers["If-Modified-Since"] = cached.last_modified
         try:
-            response = get(self._http(), url, headers, self._retry or RetryPolicy())
+            response = get(self._http(), url, headers, self._retry or RetryPolicy(), self.new_deadline())
         except NetworkError as exc:
             raise _offline_hint(exc) from exc
         if response.status_code == 304 and cached is not None:

@@ -18,9 +18,10 @@ from packaging.version import Version
 
 from ..candidate import CandidateSet, VariantsFile
 from ..errors import WheelfitError
-from ..fetch.download import Downloader, DownloadRequest
+from ..fetch.deadline import Deadline
 from ..fetch.hashes import bytes_mismatch
 from ..fetch.http import RetryPolicy, get, status_error
+from ..fetch.wheels import WheelStore
 from ..variants.candidates import metadata_file_version, variant_candidates
 from ..variants.metadata import loads
 from .client import IndexClient
@@ -54,7 +55,8 @@ def read_variant_index(
     specifier: SpecifierSet | None = None,
     retry: RetryPolicy | None = None,
 ) -> VariantIndex | None:
-    """The project's page and its variants metadata; ``None`` when the index links no such file for it."""
+    """The project's page and its variants metadata; ``None`` when the index links no such file for it. Each
+    metadata file is read within the deadline ``index`` gives a read (:meth:`IndexClient.new_deadline`)."""
     try:
         page = index.project_page(index_url, project)
     except ProjectNotFoundError:
@@ -65,16 +67,17 @@ def read_variant_index(
         version = metadata_file_version(link.filename, project)
         if version is None or not spec.contains(version, prereleases=True):
             continue
-        found[version] = VariantsFile(link.filename, loads(_fetch(client, link, retry or RetryPolicy()), link.filename))
+        body = _fetch(client, link, retry or RetryPolicy(), index.new_deadline())
+        found[version] = VariantsFile(link.filename, loads(body, link.filename))
     if not found:
         return None
     return VariantIndex(index_url.rstrip("/"), page.url, page.links, found)
 
 
-def _fetch(client: httpx.Client, link: FileLink, retry: RetryPolicy) -> bytes:
+def _fetch(client: httpx.Client, link: FileLink, retry: RetryPolicy, deadline: Deadline | None) -> bytes:
     """A small file, checked against the page's hash when it gives one (PEP 503/825: the hash fragment is
-    optional)."""
-    response = get(client, link.url, {"Accept": "application/json, */*"}, retry)
+    optional); within ``deadline`` (the index client's, for one read)."""
+    response = get(client, link.url, {"Accept": "application/json, */*"}, retry, deadline)
     if response.status_code != 200:
         raise status_error(link.url, response)
     body = response.content
@@ -90,17 +93,18 @@ def _fetch(client: httpx.Client, link: FileLink, retry: RetryPolicy) -> bytes:
     return body
 
 
-def wheel_core_metadata(index: IndexClient, link: FileLink, downloader: Downloader | None) -> bytes:
-    """METADATA: the PEP 658 file when the page advertises one, else read from the downloaded wheel."""
+def wheel_core_metadata(index: IndexClient, link: FileLink, store: WheelStore | None) -> bytes:
+    """METADATA: the PEP 658 file when the page advertises one, else read from the downloaded wheel (kept in
+    ``store``: the install takes the same file)."""
     if link.core_metadata is not False:
         return index.core_metadata(link)
-    if downloader is None:
+    if store is None:
         raise VariantIndexError(
             f"{link.filename}: the index serves no PEP 658 metadata file and downloads are off; "
             "its dependencies cannot be read"
         )
-    result = downloader.fetch(DownloadRequest(link.url, link.filename, link.hashes, link.size))
-    with zipfile.ZipFile(result.path) as zf:
+    path, _sha = store.fetch(link)
+    with zipfile.ZipFile(path) as zf:
         for name in zf.namelist():
             if name.count("/") == 1 and name.endswith(".dist-info/METADATA"):
                 return zf.read(name)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["BackendRequest", "BackendResult", "Installer", "constraints_text", "source_args"]
+__all__ = ["BackendRequest", "BackendResult", "Installer", "source_args"]
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,8 @@ class BackendRequest:
     requirements: tuple[str, ...]
     #: The only index for everything that is not torch-family.
     index_url: str
+    #: ``requirements`` written as a file (``-r``), when they carry ``--hash`` options (hash-checking mode).
+    requirements_file: Path | None = None
     #: A constraints file: torch-family names that no dependency may pull from ``index_url``.
     constraints: Path | None = None
     dry_run: bool = False
@@ -36,6 +38,14 @@ class BackendRequest:
     find_links: tuple[str, ...] = ()
     #: ``--no-index``: ``index_url`` is not read (a local wheelhouse given as the default index, in ``find_links``).
     no_index: bool = False
+    #: Every requirement must be hash-pinned (a requirements file with ``--hash`` lines, as ``wheelfit lock`` writes).
+    require_hashes: bool = False
+
+    def requirement_args(self) -> list[str]:
+        """The requirements as both uv and pip take them: ``-r FILE`` when written to one, else as arguments."""
+        if self.requirements_file is not None:
+            return ["-r", str(self.requirements_file), *(["--require-hashes"] if self.require_hashes else [])]
+        return list(self.requirements)
 
 
 @dataclass(frozen=True)
@@ -85,16 +95,6 @@ class Installer(Protocol):
     name: str
 
     def install(self, request: BackendRequest) -> BackendResult: ...
-
-
-def constraints_text(blocked: Sequence[str], kept: Mapping[str, str] | None = None) -> str:
-    """``name<0`` matches no version: a dependency on a blocked name fails to resolve instead of reaching the
-    default index. A ``kept`` name (installed already, not in the plan) is held at its installed version, which
-    the installer finds in the environment and never looks up."""
-    lines = ["# written by wheelfit: torch-family packages come only from the variant index"]
-    lines += [f"{name}<0" for name in sorted(blocked)]
-    lines += [f"{name}=={version}" for name, version in sorted((kept or {}).items())]
-    return "\n".join(lines) + "\n"
 
 
 def source_args(request: BackendRequest, *, constraints: str) -> list[str]:

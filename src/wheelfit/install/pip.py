@@ -38,7 +38,7 @@ class PipInstaller:
             argv.append("--dry-run")
         if request.offline and not request.no_index:
             argv.append("--no-index")
-        argv += list(request.requirements)
+        argv += request.requirement_args()
         try:
             out = subprocess.run(argv, capture_output=True, text=True, env=dict(request.environ), check=False)
         except OSError as exc:

@@ -1,4 +1,4 @@
-"""Write the plain copy of a downloaded variant wheel (:mod:`wheelfit.variants.plain`) into the cache.
+"""Write the plain copy of a downloaded variant wheel (:mod:`wheelfit.variants.plain`) beside it.
 
 A CUDA torch wheel is 2-3 GB in ~12,000 members, so only METADATA and RECORD are written anew: every other
 member's bytes (local header, compressed data) are copied as they are, never decompressed. The copy sits beside
@@ -33,21 +33,31 @@ _MAX_METADATA = 8 * 1024 * 1024
 _CHUNK = 1024 * 1024
 
 
-def plain_wheel(path: Path, filename: str, sha256: str, variant: VariantEnvironment) -> Path:
-    """The plain copy of the variant wheel at ``path`` (named ``filename`` on the index, content ``sha256``).
+def plain_wheel(path: Path, filename: str, sha256: str, variant: VariantEnvironment) -> tuple[Path, str]:
+    """The plain copy of the variant wheel at ``path`` (named ``filename`` on the index, content ``sha256``), and
+    the copy's own sha256, which the backend checks when it installs it.
 
-    Remembered beside ``path`` per variant while the file is unchanged (its cache fingerprint): opening a torch
+    Remembered beside ``path`` per variant while the file is unchanged (its fingerprint): opening a torch
     wheel's directory of ~12,000 members again costs ~0.1 s on every warm install."""
     env_key = hashlib.sha256("\0".join([variant.label, *sorted(variant.properties)]).encode()).hexdigest()[:16]
     memo = path.with_name(f".{path.name}.plain-{env_key}.json")
     data = memo_read(memo, path)
-    if data is not None and data.get("sha256") == sha256:
+    if data is not None and data.get("sha256") == sha256 and isinstance(data.get("plain_sha256"), str):
         known = path.parent / str(data.get("plain"))
         if known.is_file():
-            return known
+            return known, str(data["plain_sha256"])
     dest = _plain_copy(path, filename, sha256, variant)
-    memo_write(memo, path, {"sha256": sha256, "plain": str(dest.relative_to(path.parent))})
-    return dest
+    plain_sha = sha256 if os.path.samefile(dest, path) else _sha256(dest)
+    memo_write(memo, path, {"sha256": sha256, "plain": str(dest.relative_to(path.parent)), "plain_sha256": plain_sha})
+    return dest, plain_sha
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _plain_copy(path: Path, filename: str, sha256: str, variant: VariantEnvironment) -> Path:

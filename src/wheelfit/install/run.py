@@ -1,5 +1,5 @@
-"""One install, start to end: fetch and check the torch-family wheels, then hand everything to the backend
-inside a snapshot that is restored if anything fails.
+"""One install, start to end: the install set handed to the backend (uv or pip), which downloads, checks the
+pinned hashes and installs, inside a snapshot that is restored if anything fails.
 
 Under the environment's lock (one install at a time; a second one waits, and says so), an earlier install that was
 killed midway is dealt with first (:func:`~.transaction.recover_interrupted`), and the snapshot records what this
@@ -12,20 +12,17 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from ..index.local import backend_index
 from ..resolve.plan import Plan
-from .backend import BackendRequest, BackendResult, Installer, constraints_text
+from .backend import BackendRequest, BackendResult, Installer
 from .errors import BackendError
-from .family import TORCH_FAMILY
-from .gather import FetchedWheel, LocalFiles, WheelSource, gather_family
-from .prefetch import warm_backend_cache
+from .install_set import FamilyFile, InstallSet
 from .target_env import TargetEnv, inspect_env
 from .transaction import (
     SNAPSHOT_PREFIX,
@@ -37,42 +34,37 @@ from .transaction import (
 )
 
 if TYPE_CHECKING:
-    from ..fetch.download import ProgressCallback
+    from ..fetch.wheels import ProgressCallback
 
-__all__ = ["InstallOptions", "InstallResult", "install_plan", "recover_first"]
+__all__ = ["InstallOptions", "InstallResult", "recover_first", "run_install"]
 
 
 @dataclass(frozen=True)
 class InstallOptions:
-    """How to install, beyond the plan: what else to install from where, and pip's and uv's switches."""
+    """How to install, beyond the install set: where the rest comes from, and pip's and uv's switches."""
 
     #: The only index for everything that is not torch-family.
     index_url: str
     environ: Mapping[str, str]
-    #: Requirements that are not torch-family, as the user wrote them (for ``index_url``).
-    extra: tuple[str, ...] = ()
     #: More indexes for what is not torch-family (``--extra-index-url``).
     extra_index_urls: tuple[str, ...] = ()
-    #: The user's constraints on what is not torch-family (``-c``), as lines of a constraints file.
-    constraints: tuple[str, ...] = ()
-    #: Extras asked for on a torch-family package: ``{"torch": ("opt-einsum",)}``.
-    extras: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     dry_run: bool = False
     offline: bool = False
     upgrade: bool = False
     reinstall: bool = False
     no_deps: bool = False
-    #: ``--find-links`` wheelhouses for what is not torch-family (torch-family: :class:`LocalFiles`).
+    #: ``--find-links`` wheelhouses for what is not torch-family (torch-family: the planned file only).
     find_links: tuple[str, ...] = ()
-    #: ``--no-index``: nothing from the default index, only ``find_links`` (and the plan's torch-family files).
+    #: ``--no-index``: nothing from the default index, only ``find_links`` (and the set's torch-family files).
     no_index: bool = False
-    #: Torch-family packages installed already that stay as they are (name -> version): PyPI's torch that runs
-    #: here, kept under a plan for its companions.
-    keep: Mapping[str, str] = field(default_factory=dict)
+    #: ``--require-hashes`` (a requirements file with ``--hash`` lines): every requirement is hash-checked.
+    require_hashes: bool = False
     #: ``--recover``: an interrupted earlier install when the environment changed since: ``restore`` its snapshot
     #: (undoing the later changes too) or ``keep`` the environment as it is; ``None`` restores only if nothing
     #: else changed, else stops and asks.
     recover: str | None = None
+    #: ``--snapshot`` off: no rollback snapshot (the backend's own partial install is then left as it is).
+    snapshot: bool = True
     #: Told (as a ``stalled`` event) when another wheelfit install holds the environment's lock.
     progress: ProgressCallback | None = None
 
@@ -83,7 +75,7 @@ class InstallResult:
     plan: Plan | None
     backend: str
     index_url: str
-    wheels: tuple[FetchedWheel, ...]
+    wheels: tuple[FamilyFile, ...]
     #: ``name==version`` (or ``name @ url``) the backend installed, or would install on a dry run.
     installs: tuple[str, ...]
     removes: tuple[str, ...]
@@ -102,10 +94,10 @@ class InstallResult:
             "torch_family": [
                 {
                     "name": w.name,
-                    "version": str(w.version),
-                    "url": w.file.url,
-                    "sha256": w.file.hashes.get("sha256"),
-                    "size": w.path.stat().st_size,
+                    "version": w.version,
+                    "url": w.url,
+                    "sha256": w.sha256,
+                    "size": w.size,
                     "needed_by": w.needed_by,
                 }
                 for w in self.wheels
@@ -116,43 +108,34 @@ class InstallResult:
         }
 
 
-def install_plan(
-    plan: Plan | None,
-    env: TargetEnv,
-    source: WheelSource | None,
-    installer: Installer,
-    options: InstallOptions,
-    local: LocalFiles | None = None,
+def run_install(
+    plan: Plan | None, wanted: InstallSet, env: TargetEnv, installer: Installer, options: InstallOptions
 ) -> InstallResult:
-    """Install ``plan`` (plus ``options.extra`` from the default index) into ``env``, or with ``options.dry_run``
-    say what that would do and change nothing in ``env``.
-
-    Every torch-family name the plan does not bring is kept off the default index by the constraints file: at
-    the version installed already (a dependency may use it), else at none. ``plan=None`` installs the other
-    requirements alone, under the same constraints.
-    """
-    pins = [] if plan is None else [Requirement(p.requirement) for p in plan.packages]
-    with warm_backend_cache(
-        pins, source, env, installer.name, index_url=options.index_url, environ=options.environ,
-        extra=options.extra, extra_index_urls=options.extra_index_urls, constraints=options.constraints,
-        find_links=options.find_links, enabled=not (options.dry_run or options.offline or options.no_deps),
-    ) as warming:  # fmt: skip
-        wheels = (
-            gather_family(pins, source, env, local, options.keep, opened=warming.unpack)
-            if pins and source is not None
-            else []
-        )
-    taken = {w.name for w in wheels}
-    installed: dict[str, str] = {canonicalize_name(n): v for n, v in env.installed.items()}
-    blocked = sorted(n for n in TORCH_FAMILY if n not in taken and n not in installed)
-    kept = {n: installed[n] for n in TORCH_FAMILY if n not in taken and n in installed}
+    """Hand ``wanted`` to the backend for ``env``, or with ``options.dry_run`` say what that would do and change
+    nothing in ``env``. All or nothing: the environment is snapshotted first and restored if the backend fails
+    or is interrupted (unless ``options.snapshot`` is off)."""
+    wheels = wanted.family
+    notes: list[str] = [
+        f"{w.filename}: taken from the wheelhouse {w.wheelhouse} (the planned file; the backend checks its sha256)"
+        for w in wheels
+        if w.wheelhouse is not None
+    ]
+    notes += [warning for w in wheels for warning in w.warnings]  # PEP 592: a yanked file, said
+    requirements = wanted.requirements
+    if not requirements:  # PyPI's torch kept, nothing else asked for: nothing to hand over
+        return InstallResult(plan, installer.name, options.index_url, (), (), (), options.dry_run, tuple(notes))
     indexes = backend_index(options.index_url, options.find_links)  # a local default index: as uv/pip take it
     with tempfile.TemporaryDirectory(prefix="wheelfit-") as tmp:
         constraints = Path(tmp) / "constraints.txt"
-        constraints.write_text(constraints_text(blocked, kept) + "".join(f"{c}\n" for c in options.constraints))
+        constraints.write_text(wanted.constraints_file())
+        given = None
+        if options.require_hashes:  # ``--hash`` options are read from a requirements file only
+            given = Path(tmp) / "requirements.txt"
+            given.write_text("".join(f"{line}\n" for line in requirements))
         request = BackendRequest(
             python=env.executable,
-            requirements=(*(_direct(w, options.extras) for w in wheels), *options.extra),
+            requirements=requirements,
+            requirements_file=given,
             index_url=options.index_url,
             constraints=constraints,
             dry_run=options.dry_run,
@@ -164,21 +147,13 @@ def install_plan(
             no_deps=options.no_deps,
             find_links=indexes.find_links,
             no_index=indexes.no_index or options.no_index,
+            require_hashes=options.require_hashes,
         )
-        notes: list[str] = [
-            f"{w.file.filename}: taken from the wheelhouse {w.wheelhouse} (the planned file; sha256 "
-            f"{w.file.hashes.get('sha256')} computed, archive checked), not downloaded"
-            for w in wheels
-            if w.wheelhouse is not None
-        ]
-        notes += [warning for w in wheels for warning in w.warnings]  # PEP 592: a yanked file, said
-        if not request.requirements:  # PyPI's torch kept, nothing else asked for: nothing to hand over
-            return InstallResult(plan, installer.name, options.index_url, (), (), (), options.dry_run, tuple(notes))
         if options.dry_run:
             notes += pending_recovery(env.prefix, env.markers)
             result = installer.install(request)
             if not result.ok:
-                raise BackendError(_explain(installer.name, result, blocked))
+                raise BackendError(_explain(installer.name, result, wanted.blocked))
         else:
             with env_lock(env.prefix, on_wait=_lock_waiting(options.progress, env.prefix)):
                 notes += recover_interrupted(env.prefix, env.install_dirs, env.markers, options.recover)
@@ -187,24 +162,42 @@ def install_plan(
                     return InstallResult(
                         plan, installer.name, options.index_url, tuple(wheels), (), (), False, tuple(notes)
                     )
-                expected = None if preview is None or not preview.ok else _names(preview)
-                snapshot = Snapshot(
-                    env.install_dirs, env.prefix / f"{SNAPSHOT_PREFIX}{os.getpid()}",
-                    installing=request.requirements, expected=expected,
-                )  # fmt: skip
-                try:
-                    result = installer.install(request)
-                except BaseException:
-                    snapshot.restore(f"the {installer.name} install was interrupted")
-                    raise
-                if not result.ok:
-                    snapshot.restore(f"{installer.name} failed ({result.last_error()})")
-                    raise BackendError(_explain(installer.name, result, blocked))
-                snapshot.discard()
+                result = _run(installer, request, wanted, env, options, preview)
     return InstallResult(
         plan, installer.name, options.index_url, tuple(wheels), result.installs, result.removes, options.dry_run,
         tuple(notes), (result.stderr + result.stdout).strip(),
     )  # fmt: skip
+
+
+def _run(
+    installer: Installer,
+    request: BackendRequest,
+    wanted: InstallSet,
+    env: TargetEnv,
+    options: InstallOptions,
+    preview: BackendResult | None,
+) -> BackendResult:
+    """The backend's install, inside a snapshot restored if it fails or is interrupted (when snapshots are on)."""
+    if not options.snapshot:
+        result = installer.install(request)
+        if not result.ok:
+            raise BackendError(_explain(installer.name, result, wanted.blocked, restored=False))
+        return result
+    expected = None if preview is None or not preview.ok else _names(preview)
+    snapshot = Snapshot(
+        env.install_dirs, env.prefix / f"{SNAPSHOT_PREFIX}{os.getpid()}",
+        installing=request.requirements, expected=expected,
+    )  # fmt: skip
+    try:
+        result = installer.install(request)
+    except BaseException:
+        snapshot.restore(f"the {installer.name} install was interrupted")
+        raise
+    if not result.ok:
+        snapshot.restore(f"{installer.name} failed ({result.last_error()})")
+        raise BackendError(_explain(installer.name, result, wanted.blocked))
+    snapshot.discard()
+    return result
 
 
 def recover_first(
@@ -226,16 +219,8 @@ def recover_first(
     return (inspect_env(env.executable, environ) if notes else env), notes
 
 
-def _direct(wheel: FetchedWheel, extras: Mapping[str, tuple[str, ...]]) -> str:
-    """``torch[opt-einsum] @ file:///...``: the fetched file, with the extras the user asked for on it."""
-    asked = extras.get(canonicalize_name(wheel.name), ())
-    if not asked:
-        return wheel.requirement
-    return f"{wheel.name}[{','.join(sorted(asked))}] @ {wheel.path.resolve().as_uri()}"
-
-
 def _preview(
-    installer: Installer, request: BackendRequest, wheels: Sequence[FetchedWheel], env: TargetEnv
+    installer: Installer, request: BackendRequest, wheels: Sequence[FamilyFile], env: TargetEnv
 ) -> BackendResult | None:
     """The backend's dry run of this install, to see whether it changes nothing.
 
@@ -261,14 +246,14 @@ def _lock_waiting(progress: ProgressCallback | None, prefix: Path) -> Callable[[
     report = progress
 
     def waiting() -> None:
-        from ..fetch.download import Progress  # only when waiting: a run that never waits need not import it
+        from ..fetch.wheels import Progress
 
         report(Progress(str(prefix / ".wheelfit.lock"), "stalled", detail=f"another wheelfit install into {prefix}"))
 
     return waiting
 
 
-def _explain(backend: str, result: BackendResult, blocked: Sequence[str]) -> str:
+def _explain(backend: str, result: BackendResult, blocked: Sequence[str], restored: bool = True) -> str:
     """One line; names the torch-family package a dependency wanted from the default index, if that was it."""
     error = result.last_error()
     text = result.stdout + "\n" + result.stderr
@@ -278,4 +263,6 @@ def _explain(backend: str, result: BackendResult, blocked: Sequence[str]) -> str
                 f"a dependency needs {name}, a torch-family package that wheelfit takes only from the variant "
                 f"index and the plan does not include; nothing was installed ({backend}: {error})"
             )
+    if not restored:
+        return f"{backend} failed; without a snapshot, what it installed before failing stays ({error})"
     return f"{backend} failed; the environment was left as it was ({error})"

@@ -42,7 +42,7 @@ class UvInstaller:
             argv.append("--dry-run")
         if request.offline:
             argv.append("--offline")
-        argv += list(request.requirements)
+        argv += request.requirement_args()
         try:
             out = subprocess.run(argv, capture_output=True, text=True, env=dict(request.environ), check=False)
         except OSError as exc:

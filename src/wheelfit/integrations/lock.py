@@ -1,9 +1,10 @@
 """``wheelfit lock``: a lock file per target, in the form uv, ``uv pip`` and pip read unchanged.
 
-The torch family is the plan's own files (:mod:`.family_files`); everything else is resolved by real uv
-(``uv pip compile`` for the target's Python and platform, the family given as direct references with hashes), so
-the closure is the one uv would install. A torch-family name uv brings from anywhere but the plan's files is an
-error, never a lock. Files are written only once every target has locked (each to a temporary file, renamed).
+The torch family is the plan's own files, found by the install set's walk (:mod:`.family_files`); everything
+else is resolved by real uv (``uv pip compile`` for the target's Python and platform, the family given as direct
+references with hashes), so the closure is the one uv would install. A torch-family name uv brings from anywhere
+but the plan's files is an error, never a lock. Files are written only once every target has locked (each to a
+temporary file, renamed).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from packaging.utils import canonicalize_name
 
 from ..errors import UsageError
 from ..install.family import is_torch_family
-from .family_files import FamilyFile, LockError, MetadataReader, family_files
+from .family_files import FamilyFile, LockError, locked_files
 
 if TYPE_CHECKING:
     from ..api import Network
@@ -131,12 +132,10 @@ def lock_target(
 ) -> LockedTarget:
     """One target's lock, not yet written. ``only_needed`` (no torch-family package was asked for): the lock
     holds only the family files the rest of the closure depends on, still from the plan's index."""
-    from ..install.source import IndexSource
     from . import pylock
 
     found = _machine(tp)
-    source = IndexSource(tp.plan.index_url, network.index, network.downloader)
-    files = tuple(family_files(tp.plan, found, source, MetadataReader(network.index.core_metadata, source)))
+    files = locked_files(tp.plan, found, network)
     compile_with = partial(
         _compile, others=others, found=found, default_index=config.default_index, environ=environ,
         offline=network.offline,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from .family_files import FamilyFile, MetadataReader, family_files
+from .family_files import FamilyFile, locked_files
 
 if TYPE_CHECKING:
     from ..api import Network
@@ -76,7 +76,6 @@ def configure_pip(
     """The file(s) for ``requirements`` (default torch) on each target, written when ``output`` is given (one per
     target beside it, ``<stem>.<name>.txt``, for several); ``home`` is where pip looks for the user's config."""
     from ..index.config import resolve_index_config
-    from ..install.source import IndexSource
     from ..resolve import Machine
     from .lock import write_atomically
     from .targets import plan_targets
@@ -94,9 +93,7 @@ def configure_pip(
     for tp in plans:
         if tp.name in done:
             continue
-        source = IndexSource(tp.plan.index_url, network.index, network.downloader)
-        reader = MetadataReader(network.index.core_metadata, source)
-        files = tuple(family_files(tp.plan, Machine.from_report(tp.target.report), source, reader))
+        files = locked_files(tp.plan, Machine.from_report(tp.target.report), network)
         path = output
         if output is not None and several:
             path = output.with_name(f"{output.stem}.{tp.name}{output.suffix or '.txt'}")
