@@ -1,17 +1,20 @@
-"""A broken or hostile server is a one-line error naming the URL, for index pages and downloads alike, never an
-internal error (issue 15): a malformed chunked body, a Content-Length the body never reaches, a redirect from
-https to plain http (refused as a downgrade; http to https is followed), a redirect to another scheme, and
-429/503 that last (Retry-After followed up to the cap, then a stop naming the URL, the status and the attempts)."""
+"""A broken or hostile server is a one-line error naming the URL, for index pages and the few wheels wheelfit
+fetches itself (:class:`~wheelfit.fetch.wheels.WheelStore`) alike, never an internal error (issue 15): a malformed
+chunked body, a Content-Length the body never reaches, a redirect from https to plain http (refused as a
+downgrade; http to https is followed), a redirect to another scheme, and 429/503 that last (page reads follow
+Retry-After up to the cap, then stop naming the URL, the status and the attempts; a wheel body is one request)."""
 
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import hermetic_env
@@ -19,18 +22,11 @@ from tests.install.conftest import error_line
 from tests.support.certs import Certs, make_certs, server_context
 from tests.support.raw_http import Conn, RawRequest, RawServer, raw_server, reply
 from wheelfit.errors import WheelfitError
-from wheelfit.fetch import (
-    Cache,
-    Downloader,
-    DownloadRequest,
-    HTTPStatusError,
-    NetworkError,
-    RedirectError,
-    RetryPolicy,
-    make_client,
-)
+from wheelfit.fetch import DownloadError, HTTPStatusError, NetworkError, RedirectError, RetryPolicy, make_client
 from wheelfit.fetch.http import get
+from wheelfit.fetch.wheels import WheelStore
 from wheelfit.index.client import IndexClient
+from wheelfit.index.links import FileLink
 
 WHEEL = "demo-1.0-py3-none-any.whl"
 RTX_3090 = "cuda=8.6,driver=580.95.05"
@@ -38,6 +34,18 @@ RTX_3090 = "cuda=8.6,driver=580.95.05"
 
 def no_wait() -> RetryPolicy:
     return RetryPolicy(retries=2, sleep=lambda _s: None)
+
+
+def store_of(root: Path, http: httpx.Client) -> WheelStore:
+    return WheelStore(root, http=lambda: http)
+
+
+def link_to(url: str, body: bytes = b"wheel bytes") -> FileLink:
+    return FileLink(url.rsplit("/", 1)[1], url, {"sha256": hashlib.sha256(body).hexdigest()})
+
+
+def stored_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
 
 
 def bad_chunking(_request: RawRequest, conn: Conn) -> None:
@@ -76,16 +84,16 @@ def test_a_broken_page_response_is_one_line_naming_the_url(fault: str) -> None:
 
 
 @pytest.mark.parametrize("fault", FAULTS)
-def test_a_broken_download_is_one_line_naming_the_url_and_keeps_nothing(tmp_path: Path, fault: str) -> None:
+def test_a_broken_wheel_body_is_one_line_naming_the_url_and_keeps_nothing(tmp_path: Path, fault: str) -> None:
     script, detail = FAULTS[fault]
-    cache = Cache(tmp_path / "cache")
     with raw_server(script) as server, make_client() as http:
         url = f"{server.url}/{WHEEL}"
         with pytest.raises(WheelfitError) as info:
-            Downloader(http, cache, retry=no_wait()).fetch(DownloadRequest(url, WHEEL))
+            store_of(tmp_path / "store", http).fetch(link_to(url))
     message = _one_line(info.value)
-    assert message.startswith(f"{url}: ") and detail in message and "after 3 attempts" in message
-    assert not [p for p in cache.root.rglob("*") if p.is_file() and p.name != ".lock"]
+    assert message.startswith(f"{url}: ") and detail in message and "nothing was installed" in message
+    assert len(server.requests) == 1  # the store makes one request; uv and pip retry their own downloads
+    assert stored_files(tmp_path / "store") == []
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -135,13 +143,13 @@ def test_a_redirect_from_https_to_plain_http_is_refused(tmp_path: Path, certs: C
     ):
         url = f"{https.url}/{WHEEL}"
         with pytest.raises(RedirectError) as info:
-            Downloader(http, Cache(tmp_path / "cache"), retry=no_wait()).fetch(DownloadRequest(url, WHEEL))
+            store_of(tmp_path / "store", http).fetch(link_to(url))
         message = _one_line(info.value)
         assert message.startswith(f"{url}: redirected to plain http ({plain_target.url}/{WHEEL}); refused")
         with pytest.raises(RedirectError, match=r"refused, as a downgrade from https"):
             IndexClient(http, retry=no_wait()).project_page(f"{https.url}/simple", "demo")
     assert len(https.requests) == 2  # once each: not retried
-    assert plain_target.requests == []
+    assert plain_target.requests == [] and stored_files(tmp_path / "store") == []
 
 
 def test_a_redirect_from_http_to_https_is_followed(tmp_path: Path, certs: Certs) -> None:
@@ -150,8 +158,8 @@ def test_a_redirect_from_http_to_https_is_followed(tmp_path: Path, certs: Certs)
         raw_server(_redirect_to(lambda: https.url)) as plain,
         make_client(cert=str(certs.ca_pem)) as http,
     ):
-        result = Downloader(http, Cache(tmp_path / "cache")).fetch(DownloadRequest(f"{plain.url}/{WHEEL}", WHEEL))
-    assert result.path.read_bytes() == b"wheel bytes"
+        path, _sha = store_of(tmp_path / "store", http).fetch(link_to(f"{plain.url}/{WHEEL}"))
+    assert path.read_bytes() == b"wheel bytes"
     assert [r.target for r in https.requests] == [f"/{WHEEL}"]
 
 
@@ -186,7 +194,7 @@ def _busy(status: str, retry_after: str | None, times: int, then: bytes = b"") -
 PAGE = b'<html><body><a href="/files/demo-1.0-py3-none-any.whl">demo-1.0-py3-none-any.whl</a></body></html>'
 
 
-def test_429_retry_after_seconds_is_followed_on_pages_and_downloads(tmp_path: Path) -> None:
+def test_429_retry_after_seconds_is_followed_on_page_reads() -> None:
     delays: list[float] = []
     policy = RetryPolicy(retries=3, max_backoff=30, sleep=delays.append)
     with make_client() as http:
@@ -194,11 +202,9 @@ def test_429_retry_after_seconds_is_followed_on_pages_and_downloads(tmp_path: Pa
             page = IndexClient(http, retry=policy).project_page(f"{server.url}/simple", "demo")
         assert page.links[0].filename == WHEEL and delays == [7.0, 7.0]
         delays.clear()
-        with raw_server(_busy("429 Too Many Requests", "3", 1, b"wheel bytes")) as server:
-            result = Downloader(http, Cache(tmp_path / "cache"), retry=policy).fetch(
-                DownloadRequest(f"{server.url}/{WHEEL}", WHEEL)
-            )
-        assert result.path.read_bytes() == b"wheel bytes" and delays == [3.0]
+        with raw_server(_busy("429 Too Many Requests", "3", 1, b"metadata bytes")) as server:
+            response = get(http, f"{server.url}/files/{WHEEL}.metadata", {}, policy)
+        assert response.content == b"metadata bytes" and delays == [3.0] and len(server.requests) == 2
 
 
 def test_retry_after_as_an_http_date_and_its_cap() -> None:
@@ -221,10 +227,11 @@ def test_a_status_that_lasts_stops_naming_the_url_status_and_attempts(
     with raw_server(_busy(status, retry_after, 99)) as server, make_client() as http:
         with pytest.raises(HTTPStatusError) as page:
             IndexClient(http, retry=policy).project_page(f"{server.url}/simple", "demo")
+        assert len(server.requests) == 4 and len(delays) == 3 and max(delays) <= 0.5  # capped, Retry-After too
         url = f"{server.url}/{WHEEL}"
-        with pytest.raises(NetworkError) as download:
-            Downloader(http, Cache(tmp_path / "cache"), retry=policy).fetch(DownloadRequest(url, WHEEL))
+        with pytest.raises(DownloadError) as wheel:
+            store_of(tmp_path / "store", http).fetch(link_to(url))
     assert _one_line(page.value).startswith(f"{server.url}/simple/demo/: HTTP {status} after 4 attempts")
-    assert _one_line(download.value).startswith(f"{url}: HTTP {status} (after 4 attempts)")
     assert page.value.status == int(code)
-    assert len(server.requests) == 8 and len(delays) == 6 and max(delays) <= 0.5  # capped, Retry-After too
+    assert _one_line(wheel.value).startswith(f"{url}: HTTP {status}")  # a wheel body: one request, not retried
+    assert len(server.requests) == 5 and len(delays) == 3

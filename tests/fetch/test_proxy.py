@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import hermetic_env
@@ -17,8 +18,9 @@ from tests.support.certs import make_certs
 from tests.support.index_server import IndexServer
 from tests.support.proxy import counting_proxy
 from tests.support.wheels import make_wheel
-from wheelfit.fetch import Cache, Downloader, DownloadRequest, NetworkError, make_client
+from wheelfit.fetch import NetworkError, make_client
 from wheelfit.fetch.proxies import environment_proxies
+from wheelfit.fetch.wheels import WheelStore
 from wheelfit.index.client import IndexClient
 
 
@@ -26,10 +28,11 @@ def _index(tmp_path: Path) -> Path:
     return make_wheel(tmp_path / "idx" / "simple", "demo", "1.0")
 
 
-def _download(http: object, server: IndexServer, cache: Path) -> bytes:
-    link = IndexClient(http).project_page(server.index_url("simple"), "demo").links[0]  # type: ignore[arg-type]
-    result = Downloader(http, Cache(cache)).fetch(DownloadRequest(link.url, link.filename, link.hashes))  # type: ignore[arg-type]
-    return result.path.read_bytes()
+def _download(http: httpx.Client, server: IndexServer, store: Path) -> bytes:
+    """The project page (:class:`IndexClient`), then its wheel (:class:`WheelStore`): both through ``http``."""
+    link = IndexClient(http).project_page(server.index_url("simple"), "demo").links[0]
+    path, _sha = WheelStore(store, http=lambda: http).fetch(link)
+    return path.read_bytes()
 
 
 def test_http_proxy_carries_plain_http_requests(tmp_path: Path) -> None:

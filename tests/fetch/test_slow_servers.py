@@ -1,7 +1,7 @@
 """A server that drips its answer (one byte every 0.2 s) never trips the per-read timeout; the minimum-speed rule
 (curl's --speed-limit/--speed-time: WHEELFIT_SPEED_LIMIT, WHEELFIT_SPEED_TIME) and the longest time one request
 may take (WHEELFIT_MAX_TIME) stop it in bounded time with one line naming the URL and the setting to change, for
-index pages and downloads alike. A server that is slow to start but then quick is not what they stop."""
+index pages and the wheels wheelfit fetches itself (:class:`~wheelfit.fetch.wheels.WheelStore`) alike. A server that is slow to start but then quick is not what they stop."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import hermetic_env
@@ -18,18 +19,11 @@ from tests.install.conftest import error_line
 from tests.support.hung import hung_server
 from tests.support.raw_http import Conn, RawRequest, raw_server, reply
 from wheelfit.errors import WheelfitError
-from wheelfit.fetch import (
-    Cache,
-    Downloader,
-    DownloadRequest,
-    NetworkError,
-    RetryPolicy,
-    SpeedRule,
-    Timeouts,
-    make_client,
-)
+from wheelfit.fetch import NetworkError, RetryPolicy, SpeedRule, Timeouts, make_client
 from wheelfit.fetch.http import get
 from wheelfit.fetch.watch import Watch
+from wheelfit.fetch.wheels import WheelStore
+from wheelfit.index.links import FileLink
 
 WHEEL = "demo-1.0-py3-none-any.whl"
 RTX_3090 = "cuda=8.6,driver=580.95.05"
@@ -59,21 +53,30 @@ def _no_wait(retries: int = 1) -> RetryPolicy:
     return RetryPolicy(retries=retries, sleep=lambda _s: None)
 
 
+def _fetch(http: httpx.Client, root: Path, url: str) -> Path:
+    """``url``'s body through a :class:`WheelStore` at ``root`` (no hash given: stored under the one it has)."""
+    path, _sha = WheelStore(root, http=lambda: http).fetch(FileLink(WHEEL, url), require_hash=False)
+    return path
+
+
+def _stored(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
 @pytest.mark.parametrize("watched", [False, True], ids=["plain", "watched"])
-def test_a_dripping_download_stops_in_bounded_time_naming_url_and_setting(tmp_path: Path, watched: bool) -> None:
-    cache = Cache(tmp_path / "cache")
+def test_a_dripping_wheel_body_stops_in_bounded_time_naming_url_and_setting(tmp_path: Path, watched: bool) -> None:
     with raw_server(drip) as server, make_client(speed=STRICT, watch=Watch() if watched else None) as http:
         url = f"{server.url}/{WHEEL}"
         started = time.monotonic()
         with pytest.raises(WheelfitError) as info:
-            Downloader(http, cache, retry=_no_wait()).fetch(DownloadRequest(url, WHEEL))
+            _fetch(http, tmp_path / "store", url)
         took = time.monotonic() - started
     message = str(info.value)
-    assert "\n" not in message and message.startswith(f"{url}: too slow: ") and "(after 2 attempts)" in message
+    assert "\n" not in message and message.startswith(f"{url}: too slow: ")
     assert "below 100 bytes/s" in message and "WHEELFIT_SPEED_LIMIT" in message and "WHEELFIT_SPEED_TIME" in message
-    assert 2.0 <= took < 4.0, took  # two attempts of about a second each (the drip alone would last 10 s each)
-    assert len(server.requests) == 2
-    assert not list(cache.root.glob("wheels/*/*/*.part"))  # nothing half-downloaded is left
+    assert 1.0 <= took < 3.0, took  # one attempt of about a second (the drip alone would last 10 s)
+    assert len(server.requests) == 1  # the store does not retry
+    assert _stored(tmp_path / "store") == []  # nothing half-downloaded is left
 
 
 def test_a_dripping_index_page_stops_in_bounded_time() -> None:
@@ -123,13 +126,19 @@ def test_a_request_longer_than_max_time_stops_and_is_not_retried(tmp_path: Path)
     with raw_server(steady) as server, make_client(speed=rule) as http:
         url = f"{server.url}/{WHEEL}"
         started = time.monotonic()
-        with pytest.raises(NetworkError) as info:
-            Downloader(http, Cache(tmp_path / "cache"), retry=_no_wait(3)).fetch(DownloadRequest(url, WHEEL))
+        with pytest.raises(WheelfitError) as info:
+            _fetch(http, tmp_path / "store", url)
         took = time.monotonic() - started
+        with pytest.raises(NetworkError) as page:
+            get(http, f"{server.url}/simple/demo/", {}, _no_wait(3))
     message = str(info.value)
-    assert message == f"{url}: took longer than 1.5 s (WHEELFIT_MAX_TIME sets the limit); not retried"
+    assert message.startswith(f"{url}: took longer than 1.5 s (WHEELFIT_MAX_TIME sets the limit)") and "\n" not in message
     assert 1.5 <= took < 3.0, took
-    assert len(server.requests) == 1
+    assert str(page.value) == (
+        f"{server.url}/simple/demo/: took longer than 1.5 s (WHEELFIT_MAX_TIME sets the limit); not retried"
+    )
+    assert len(server.requests) == 2  # once each
+    assert _stored(tmp_path / "store") == []
 
 
 def test_max_time_also_bounds_the_wait_for_an_answer() -> None:
@@ -149,10 +158,8 @@ def test_max_time_also_bounds_the_wait_for_an_answer() -> None:
 def test_a_server_slow_to_answer_but_quick_to_send_is_not_stopped(tmp_path: Path) -> None:
     """The rule measures the body from its headers on; waiting for them is --timeout's business."""
     with raw_server(late_but_quick) as server, make_client(speed=SpeedRule(speed_limit=1000, speed_time=1.0)) as http:
-        result = Downloader(http, Cache(tmp_path / "cache"), retry=_no_wait(0)).fetch(
-            DownloadRequest(f"{server.url}/{WHEEL}", WHEEL)
-        )
-    assert result.path.stat().st_size == 200_000
+        path = _fetch(http, tmp_path / "store", f"{server.url}/{WHEEL}")
+    assert path.stat().st_size == 200_000
 
 
 def test_the_rule_comes_from_the_environment_and_a_bad_value_is_one_line() -> None:
@@ -173,5 +180,5 @@ def test_the_defaults_leave_a_normal_download_alone(tmp_path: Path) -> None:
         conn.send(reply("200 OK", blob))
 
     with raw_server(quick) as server, make_client(environ={}) as http:
-        result = Downloader(http, Cache(tmp_path / "cache")).fetch(DownloadRequest(f"{server.url}/{WHEEL}", WHEEL))
-    assert result.path.read_bytes() == blob
+        path = _fetch(http, tmp_path / "store", f"{server.url}/{WHEEL}")
+    assert path.read_bytes() == blob

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import certifi
+import httpx
 import pytest
 
 from tests.conftest import ROOT, hermetic_env
@@ -20,8 +21,10 @@ from tests.support.certs import Certs, make_certs, server_context
 from tests.support.index_server import IndexServer
 from tests.support.raw_http import Conn, RawRequest, raw_server, reply
 from tests.support.wheels import make_wheel
-from wheelfit.fetch import Cache, Downloader, DownloadRequest, RetryPolicy, TLSError, make_client, trust_context
+from wheelfit.fetch import RetryPolicy, TLSError, make_client, trust_context
 from wheelfit.fetch.http import get
+from wheelfit.fetch.wheels import WheelStore
+from wheelfit.index.links import FileLink
 
 WHEEL = "demo-1.0-py3-none-any.whl"
 RTX_3090 = "cuda=8.6,driver=580.95.05"
@@ -46,6 +49,12 @@ def serve_wheel(_request: RawRequest, conn: Conn) -> None:
     conn.send(reply("200 OK", b"wheel bytes"))
 
 
+def fetch_wheel(http: httpx.Client, root: Path, url: str) -> Path:
+    """``url``'s body through a :class:`WheelStore` (the few wheels wheelfit reads itself)."""
+    path, _sha = WheelStore(root, http=lambda: http).fetch(FileLink(WHEEL, url), require_hash=False)
+    return path
+
+
 def _no_tls_variables(**extra: str) -> dict[str, str]:
     """A child's environment without this machine's SSL_CERT_FILE/SSL_CERT_DIR (or anything pip and uv read)."""
     env = {k: v for k, v in hermetic_env(**extra).items() if not k.startswith("SSL_CERT_")}
@@ -63,7 +72,7 @@ def test_a_bad_certificate_is_refused_once_with_one_line_saying_what_to_do(
     with raw_server(serve_wheel, tls=server_context(pair)) as server, make_client(environ={}, cert=cert) as http:
         url = f"{server.url}/{WHEEL}"
         with pytest.raises(TLSError) as download:
-            Downloader(http, Cache(tmp_path / "cache"), retry=NO_WAIT).fetch(DownloadRequest(url, WHEEL))
+            fetch_wheel(http, tmp_path / "store", url)
         assert (server.connections, server.requests) == (1, [])  # refused at the handshake, not retried
         with pytest.raises(TLSError) as page:
             get(http, f"{server.url}/simple/demo/", {}, NO_WAIT)
@@ -86,10 +95,9 @@ def test_cert_and_ssl_cert_file_make_a_private_ca_trusted_and_cert_comes_first(t
         ]
         for n, (environ, cert) in enumerate(cases):
             with make_client(environ=environ, cert=cert) as http:
-                result = Downloader(http, Cache(tmp_path / f"cache{n}")).fetch(DownloadRequest(url, WHEEL))
-            assert result.path.read_bytes() == b"wheel bytes"
+                assert fetch_wheel(http, tmp_path / f"store{n}", url).read_bytes() == b"wheel bytes"
         with make_client(environ={"SSL_CERT_FILE": ca}, cert=other) as http, pytest.raises(TLSError):
-            Downloader(http, Cache(tmp_path / "other"), retry=NO_WAIT).fetch(DownloadRequest(url, WHEEL))
+            get(http, url, {}, NO_WAIT)
 
 
 def test_a_cert_file_that_cannot_be_loaded_is_one_line_naming_the_option(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from functools import partial
 from pathlib import Path
@@ -71,11 +70,10 @@ def test_uv_installs_from_a_file_url_mirror_and_a_flat_wheelhouse(
     family = _family(report)
     wheel = mirror / "cu126" / "torch" / TORCH
     assert family["torch"]["url"] == wheel.as_uri()
-    assert family["torch"]["sha256"] == _sha256(wheel)  # computed: a plain directory gives no hash
+    assert family["torch"]["sha256"] is None  # a plain directory gives no hash, and nothing is downloaded
     assert family["triton"]["url"] == (mirror / "cu126/triton/triton-3.5.1-py3-none-any.whl").as_uri()
-    # No copy: the cache holds a link to the mirror's file, and nothing was written into the mirror.
-    cached = [p for p in Path(env["WHEELFIT_CACHE_DIR"]).rglob(TORCH) if os.path.samefile(p, wheel)]
-    assert cached
+    # No copy: the backend reads the mirror's file in place, and nothing was written into the mirror.
+    assert not list(Path(env["WHEELFIT_CACHE_DIR"]).rglob(TORCH))
     assert _files(mirror) == before
 
 
@@ -112,8 +110,7 @@ def test_find_links_supplies_a_default_index_dependency_and_the_planned_torch_wh
     notes = report["notes"]
     assert isinstance(notes, list)
     assert [n for n in notes if "wheelhouse" in n] == [
-        f"{TORCH}: taken from the wheelhouse {house} (the planned file; sha256 {_sha256(house / TORCH)} computed, "
-        "archive checked), not downloaded"
+        f"{TORCH}: taken from the wheelhouse {house} (the planned file; the backend checks its sha256)"
     ]
 
 
@@ -169,10 +166,9 @@ def test_a_mirror_wheel_whose_hash_is_not_the_index_html_one_is_refused(
     assert done.returncode == 1, done.stderr
     line = error_line(done.stderr)
     got = _sha256(mirror / "cu126" / "torch" / TORCH)
-    assert line == (
-        f"wheelfit: error: {TORCH}: sha256 mismatch: expected {wrong}, got {got} "
-        f"({mirror / 'cu126' / 'torch' / TORCH} does not match its index page); nothing was installed"
-    )
+    # uv checks the index page's sha256 and refuses the file; the environment is as it was
+    assert line.startswith("wheelfit: error: uv failed; the environment was left as it was (error: Failed to read")
+    assert "Hash mismatch" in line and wrong in line and got in line
     assert tree(python.parent.parent) == env_before
     assert _files(mirror) == before
 
@@ -200,8 +196,6 @@ def test_a_wheelhouse_file_that_is_not_the_indexed_file_is_refused(
     done = run_wheelfit([*argv, "--index-url", index.default, "-f", str(house)], env)
     assert done.returncode == 1, done.stderr
     line = error_line(done.stderr)
-    assert line.startswith(f"wheelfit: error: {TORCH}: sha256 mismatch: expected ")
-    assert line.endswith(
-        f"(the wheelhouse copy {house / TORCH} differs from the file the index lists); nothing was installed"
-    )
+    assert line.startswith("wheelfit: error: uv failed; the environment was left as it was (error: Failed to read")
+    assert "Hash mismatch" in line and TORCH in line
     assert tree(python.parent.parent) == env_before

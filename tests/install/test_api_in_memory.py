@@ -1,6 +1,6 @@
-"""``wheelfit.api.install`` driven in memory, as pypa/installer's tests drive its installer: a fake wheel source
-(real wheel files, no index, no network) and a fake installer backend that records what it is asked and writes
-into the environment's directories itself. No subprocess, no server."""
+"""The install set and ``wheelfit.api.install`` driven in memory, as pypa/installer's tests drive its installer:
+a fake index (real wheel files, no server), a metadata reader that reads them, and a fake installer backend that
+records what it is asked and writes into the environment's directories itself. No subprocess, no server."""
 
 from __future__ import annotations
 
@@ -11,12 +11,23 @@ from pathlib import Path
 
 import pytest
 from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.tags import Tag
 
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit import api
 from wheelfit.index.links import FileLink
 from wheelfit.install.backend import BackendRequest, BackendResult
 from wheelfit.install.errors import BackendError, WheelNotFoundError
+from wheelfit.install.install_set import (
+    InstallSet,
+    Platform,
+    WheelMetadata,
+    family_files,
+    parse_metadata,
+    read_wheel_metadata,
+)
+from wheelfit.install.run import InstallOptions
 from wheelfit.install.target_env import TargetEnv
 from wheelfit.probe.target import load_target
 from wheelfit.resolve import Plan
@@ -39,9 +50,10 @@ class FakeSource:
             if p.name.split("-")[0].replace("_", "-") == project
         ]
 
-    def fetch_all(self, files: Sequence[FileLink]) -> list[Path]:
-        self.fetched += [f.filename for f in files]
-        return [self.folder / f.filename for f in files]
+    def metadata(self, link: FileLink) -> WheelMetadata:
+        """The reader's side: METADATA from the file (as a PEP 658 file would give it), nothing downloaded."""
+        self.fetched.append(link.filename)
+        return parse_metadata(read_wheel_metadata(self.folder / link.filename, link.filename), link)
 
 
 @dataclass
@@ -101,22 +113,34 @@ def source(tmp_path: Path) -> FakeSource:
     return FakeSource(folder)
 
 
-def test_install_takes_the_plan_from_the_source_and_hands_the_backend_files(
+def _install_set(plan: Plan, env: TargetEnv, source: FakeSource, others: Sequence[str] = ()) -> InstallSet:
+    platform = Platform((Tag("py3", "none", "any"),), env.markers, env.python)
+    pins = [Requirement(p.requirement) for p in plan.packages]
+    return InstallSet(tuple(family_files(pins, source, source, platform)), tuple(others))
+
+
+def _options(dry_run: bool = False) -> InstallOptions:
+    return InstallOptions("memory://default", {}, dry_run=dry_run)
+
+
+def test_install_takes_the_plan_from_the_source_and_hands_the_backend_urls_with_hashes(
     plan: Plan, env: TargetEnv, source: FakeSource
 ) -> None:
     assert (plan.torch_version, plan.variant) == ("2.14.1", "cu126")
     backend = FakeInstaller(env.install_dirs[0])
-    result = api.install(
-        plan, env, source=source, installer=backend, index_url="memory://default", environ={}, extra=["numpy"]
-    )
-    assert {(w.name, str(w.version)) for w in result.wheels} == {
+    wanted = _install_set(plan, env, source, ["numpy"])
+    result = api.install(plan, wanted, env, installer=backend, options=_options())
+    assert {(w.name, w.version) for w in result.wheels} == {
         ("torch", "2.14.1+cu126"),
         ("torchvision", "0.29.1+cu126"),
         ("triton", "3.5.1"),  # torch's own torch-family dependency, from the same source
     }
     (request,) = backend.requests
-    family = [r for r in request.requirements if " @ file://" in r]
+    family = [r for r in request.requirements if " @ memory://pytorch/cu126/" in r]
     assert sorted(r.split(" @ ")[0] for r in family) == ["torch", "torchvision", "triton"]
+    for line in family:  # the index's sha256 pinned: the backend checks it
+        name = line.split(" @ ")[1].split("#")[0].rsplit("/", 1)[1]
+        assert line.endswith(f"#sha256={hashlib.sha256((source.folder / name).read_bytes()).hexdigest()}")
     assert "numpy" in request.requirements and request.index_url == "memory://default"
     # Every other torch-family name is unresolvable on the default index.
     blocked = backend.constraints[0].splitlines()
@@ -130,7 +154,7 @@ def test_a_failed_backend_leaves_the_environment_as_it_was(plan: Plan, env: Targ
     before = sorted(p.name for p in site.iterdir())
     backend = FakeInstaller(site, returncode=1)
     with pytest.raises(BackendError, match="the disk is full"):
-        api.install(plan, env, source=source, installer=backend, index_url="memory://default", environ={})
+        api.install(plan, _install_set(plan, env, source), env, installer=backend, options=_options())
     assert backend.requests  # it ran, and wrote into site-packages before failing
     assert sorted(p.name for p in site.iterdir()) == before
     assert (site / "already.py").read_text() == "kept\n"
@@ -140,8 +164,7 @@ def test_a_dry_run_changes_nothing(plan: Plan, env: TargetEnv, source: FakeSourc
     site = env.install_dirs[0]
     backend = FakeInstaller(site / "elsewhere")
     (site / "elsewhere").mkdir()
-    result = api.install(plan, env, source=source, installer=backend, index_url="memory://default", environ={},
-                         dry_run=True)  # fmt: skip
+    result = api.install(plan, _install_set(plan, env, source), env, installer=backend, options=_options(True))
     assert result.dry_run and backend.requests[0].dry_run
     assert sorted(p.name for p in site.iterdir()) == ["already.py", "elsewhere"]
 
@@ -149,7 +172,5 @@ def test_a_dry_run_changes_nothing(plan: Plan, env: TargetEnv, source: FakeSourc
 def test_a_planned_build_the_source_lacks_is_one_clear_error(plan: Plan, env: TargetEnv, tmp_path: Path) -> None:
     folder = tmp_path / "other"
     make_wheel(folder, "torchvision", "0.29.1+cu126", requires=["torch==2.14.1"])
-    backend = FakeInstaller(env.install_dirs[0])
     with pytest.raises(WheelNotFoundError, match=r"torch==2\.14\.1\+cu126: torch is not on it"):
-        api.install(plan, env, source=FakeSource(folder), installer=backend, index_url="x", environ={})
-    assert not backend.requests
+        _install_set(plan, env, FakeSource(folder))

@@ -46,7 +46,7 @@ def _requires(wheel: Path) -> list[str]:
 
 def test_plain_copy_keeps_every_other_member_and_a_true_record(tmp_path: Path) -> None:
     src = _variant_wheel(tmp_path)
-    out = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
+    out, _ = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
     assert out.name == "demo-1.0-py3-none-any.whl" and out.parent.parent == src.parent
     assert _requires(out) == ["smallnum", "rt-cu12==1.0; platform_system == 'Linux'", "kernels"]
     with zipfile.ZipFile(src) as before, zipfile.ZipFile(out) as after:
@@ -75,22 +75,22 @@ def test_plain_copy_keeps_every_other_member_and_a_true_record(tmp_path: Path) -
 
 def test_warm_calls_reuse_the_copy_and_a_changed_source_is_read_again(tmp_path: Path) -> None:
     src = _variant_wheel(tmp_path)
-    out = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
+    out, _ = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
     stamp = out.stat().st_mtime_ns
-    assert plain_wheel(src, LABELLED, _sha(src), CUDA12_8) == out
+    assert plain_wheel(src, LABELLED, _sha(src), CUDA12_8)[0] == out
     assert out.stat().st_mtime_ns == stamp
-    other = plain_wheel(src, LABELLED, _sha(src), CUDA12_8_SM90)  # another machine: other narrowed properties
+    other, _ = plain_wheel(src, LABELLED, _sha(src), CUDA12_8_SM90)  # another machine: other narrowed properties
     assert other != out and _requires(other) == ["smallnum", "rt-cu12==1.0; platform_system == 'Linux'"]
 
     new = _variant_wheel(tmp_path / "v2", [*REQUIRES, "added"])
     new.replace(src)  # the cache entry was replaced (another download)
-    again = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
+    again, _ = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
     assert again != out and _requires(again)[-1] == "added"
 
 
 def test_a_wheel_without_variant_markers_is_linked_not_copied(tmp_path: Path) -> None:
     src = _variant_wheel(tmp_path, ["smallnum"])
-    out = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
+    out, _ = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
     assert out.name == "demo-1.0-py3-none-any.whl"
     assert out.stat().st_ino == src.stat().st_ino
 
@@ -118,7 +118,7 @@ def test_members_written_with_data_descriptors_are_copied_whole(tmp_path: Path) 
     src.write_bytes(bytes(pipe.data))
     with zipfile.ZipFile(src) as zf:
         assert all(i.flag_bits & 0x08 for i in zf.infolist())
-    out = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
+    out, _ = plain_wheel(src, LABELLED, _sha(src), CUDA12_8)
     with zipfile.ZipFile(out) as zf:
         assert zf.testzip() is None and zf.read("demo/blob.bin") == FILES["demo/blob.bin"]
     assert _requires(out)[-1] == "kernels"

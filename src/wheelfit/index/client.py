@@ -148,8 +148,9 @@ class IndexClient:
             headers["If-None-Match"] = cached.etag
         if cached is not None and cached.last_modified:
             headers["If-Modified-Since"] = cached.last_modified
+        client = self._http()  # a trust store that cannot be loaded is a setting to fix, not a reason to go offline
         try:
-            response = get(self._http(), url, headers, self._retry or RetryPolicy(), self.new_deadline())
+            response = get(client, url, headers, self._retry or RetryPolicy(), self.new_deadline())
         except NetworkError as exc:
             raise _offline_hint(exc) from exc
         if response.status_code == 304 and cached is not None:

@@ -63,32 +63,34 @@ class BackendResult:
         return self.returncode == 0
 
     def last_error(self) -> str:
-        """The installer's own one-line reason, for wheelfit's one-line error: its error line and the causes
-        under it, paths cut to their last part (cache paths would fill the line), and the innermost cause kept
-        whole when the rest is too long."""
+        """The installer's own one-line reason, for wheelfit's one-line error: its error line and what follows it
+        (uv's ``Caused by:`` chain, a hash mismatch's expected and computed digests), paths cut to their last part
+        (cache paths would fill the line); when too long, its start and its end, where the innermost cause is."""
         lines = [_short_paths(ln.strip()) for ln in (self.stderr + "\n" + self.stdout).splitlines() if ln.strip()]
         for i, line in enumerate(lines):
             low = line.lower()
             if low.startswith(("error:", "\u00d7 ")) or "error" in low.split(":", 1)[0]:
-                rest = [ln for ln in lines[i + 1 :] if not ln.startswith(("hint", "help"))]
-                causes = [ln for ln in rest if ln.lower().startswith("caused by")] or rest[:2]
-                text = " ".join([line, *causes])
+                rest = [ln for ln in lines[i + 1 :] if not ln.lower().startswith(("hint", "help"))]
+                text = " ".join([line, *rest])
                 if len(text) <= _MAX_ERROR:
                     return text
-                last = causes[-1] if causes else ""
+                causes = [j for j, ln in enumerate(rest) if ln.lower().startswith(("caused by", "cause:"))]
+                last = " ".join(rest[causes[-1] :] if causes else rest[-1:])[-(_MAX_ERROR - 45) :]
                 return text[: max(_MAX_ERROR - len(last) - 5, 40)] + " ... " + last
         return (lines[-1] if lines else f"exit code {self.returncode}")[:_MAX_ERROR]
 
 
 #: The longest reason wheelfit quotes from the installer.
 _MAX_ERROR = 400
+_FRAGMENT = re.compile(r"#sha256=[0-9a-fA-F]{64}")
 #: An absolute path or ``file:`` URL of three parts or more: ``/home/x/.cache/wheelfit/wheels/1d/.../torch-...whl``.
 _PATH = re.compile(r"(?:file://)?(?:/[^\s/:'\"()]+){3,}/([^\s/:'\"()]+)")
 
 
 def _short_paths(line: str) -> str:
-    """``.../torch-2.9.0-...whl`` for each long path: the file is what the reader needs, the cache is not."""
-    return _PATH.sub(lambda m: ".../" + m.group(1), line)
+    """``.../torch-2.9.0-...whl`` for each long path: the file is what the reader needs, the cache is not; a
+    pinned URL's ``#sha256=`` fragment is dropped (a hash mismatch names both digests on lines of their own)."""
+    return _PATH.sub(lambda m: ".../" + m.group(1), _FRAGMENT.sub("", line))
 
 
 class Installer(Protocol):
