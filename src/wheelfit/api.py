@@ -743,6 +743,11 @@ def _plan_install(
     given: dict[str, DirectFile] = {canonicalize_name(d.name): d for d in map(direct_file, wanted.direct)}
     asked = next((r for r in wanted.family if canonicalize_name(r.name) == "torch"), None)
     companions = [str(r) for r in wanted.family if canonicalize_name(r.name) not in given and r is not asked]
+    # A companion given as a file (a lock's lines) is planned at its own version, and its file then taken; a
+    # Triton given so is what the walk finds in torch's metadata, and is taken from the file given there
+    from .resolve.request import TRITONS
+
+    companions += [f"{name}=={d.version}" for name, d in given.items() if name != "torch" and name not in TRITONS]
     torch_file = given.get("torch")
     have = next((v for n, v in env.installed.items() if canonicalize_name(n) == "torch"), None)
     chosen: Plan | None = None

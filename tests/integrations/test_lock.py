@@ -126,6 +126,31 @@ def test_requirements_form_installs_with_pip_require_hashes_and_a_changed_hash_i
     assert tree(_site_packages(fresh)) == before
 
 
+def test_wheelfit_installs_the_requirements_file_its_own_lock_wrote_in_hash_checking_mode(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    """``wheelfit lock -o requirements.txt`` then ``wheelfit install -r requirements.txt``: every line hash-checked
+    by the backend; the torch family's lines are the plan's files (their metadata read from the index, nothing
+    downloaded by wheelfit); one changed hash is refused and nothing is installed."""
+    out = tmp_path / "requirements.txt"
+    assert _lock(index, env, out, "--target", PASCAL).returncode == 0
+    python = make_venv(tmp_path / "venv")
+    args = ["install", "-r", str(out), "--target", PASCAL, "--pytorch-index", index.pytorch, "--no-verify"]
+    done = run_wheelfit([*args, "--python", str(python), "--json"], env)
+    assert done.returncode == 0, done.stderr
+    assert installed(python, env) == LOCKED
+    assert not list(Path(env["WHEELFIT_CACHE_DIR"]).glob("by-sha256/*"))
+
+    torch_line = next(ln for ln in out.read_text(encoding="utf-8").splitlines() if ln.startswith("torch @"))
+    changed = _tampered(out, torch_line.rsplit("--hash=sha256:", 1)[1], tmp_path)
+    fresh = make_venv(tmp_path / "refuses")
+    before = tree(_site_packages(fresh))
+    refused = run_wheelfit([*args[:1], "-r", str(changed), *args[3:], "--python", str(fresh)], env)
+    assert refused.returncode == 1
+    assert "sha256 mismatch: expected" in error_line(refused.stderr)  # the index lists another: not downloaded whole
+    assert tree(_site_packages(fresh)) == before
+
+
 def test_several_targets_give_one_lock_each_in_one_run(index: Index, env: dict[str, str], tmp_path: Path) -> None:
     done = _lock(index, env, tmp_path / "pylock.toml", "--target", PASCAL, "--target", ADA)
     assert done.returncode == 0, done.stderr

@@ -265,5 +265,9 @@ class InstallSet:
     def requirements(self) -> tuple[str, ...]:
         return (*(f.requirement(self.extras.get(f.name, ())) for f in self.family), *self.others)
 
-    def constraints_file(self) -> str:
-        return constraints_text(self.blocked, self.kept) + "".join(f"{c}\n" for c in self.constraints)
+    def constraints_file(self, *, hash_checked: bool = False) -> str:
+        """The guard and the user's constraints. In hash-checking mode every package installed is one of the
+        requirements, pinned with its hash, so no dependency can reach another index: the ``<0`` guard, which
+        uv refuses there (it wants ``==`` pins), is left out."""
+        guard = constraints_text(() if hash_checked else self.blocked, self.kept)
+        return guard + "".join(f"{c}\n" for c in self.constraints)

@@ -127,7 +127,7 @@ def run_install(
     indexes = backend_index(options.index_url, options.find_links)  # a local default index: as uv/pip take it
     with tempfile.TemporaryDirectory(prefix="wheelfit-") as tmp:
         constraints = Path(tmp) / "constraints.txt"
-        constraints.write_text(wanted.constraints_file())
+        constraints.write_text(wanted.constraints_file(hash_checked=options.require_hashes))
         given = None
         if options.require_hashes:  # ``--hash`` options are read from a requirements file only
             given = Path(tmp) / "requirements.txt"

@@ -11,7 +11,7 @@ then the file the backend installs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -142,6 +142,11 @@ class GivenFiles:
 
     def files(self, project: str) -> Sequence[FileLink]:
         found = self.given.get(project)
-        if found is not None:
-            return (found,)
-        return self.inner.files(project) if self.inner is not None else ()
+        if found is None:
+            return self.inner.files(project) if self.inner is not None else ()
+        # The index's own file (a lock's line): its PEP 658 metadata is read instead of the wheel
+        listed = next((f for f in self.inner.files(project) if f.url == found.url), None) if self.inner else None
+        index_sha = None if listed is None else listed.hashes.get("sha256")
+        if listed is not None and found.hashes.get("sha256", index_sha) == index_sha:
+            return (replace(listed, hashes={**listed.hashes, **found.hashes}),)
+        return (found,)

@@ -59,7 +59,7 @@ def sort_wanted(
     for parsed in requirements:
         name = parsed.name
         if name is None or parsed.requirement is None or not is_torch_family(name):
-            other.append(parsed.spec)
+            other.append(parsed.line())  # with its --hash options, if any (hash-checking mode)
             continue
         req = parsed.requirement
         if parsed.extras:
