@@ -149,3 +149,53 @@ def test_an_unknown_recover_value_is_a_usage_error(
     done = run_wheelfit([*_install_args(index, python), "--recover", value], env)
     assert done.returncode == 2
     assert error_line(done.stderr) == f"wheelfit: error: --recover {value}: use restore or keep"
+
+
+_HOLD_LOCK = """
+import fcntl, pathlib, time
+f = open({lock!r}, "a+b")
+fcntl.flock(f, fcntl.LOCK_EX)
+pathlib.Path({ready!r}).touch()
+while not pathlib.Path({release!r}).exists():
+    time.sleep(0.02)
+pathlib.Path({released!r}).touch()
+"""
+
+
+def test_recovery_waits_for_a_backend_that_outlived_the_killed_wheelfit(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    """wheelfit SIGKILLed while its uv keeps running (uv holds ``<venv>/.lock`` while it installs): the next
+    install restores nothing until that uv is done, so no file of the old state is put back under a running
+    installer. The still-running uv is stood in for by a process holding uv's lock (as uv does, with flock)."""
+    python = make_venv(tmp_path / "venv")
+    prefix = tmp_path / "venv"
+    target = inspect_env(str(python), env)
+    Snapshot(target.install_dirs, prefix / ".wheelfit-rollback-999999", installing=["torch"])
+    ready, release = tmp_path / "held", tmp_path / "release"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK.format(lock=str(prefix / ".lock"), ready=str(ready),
+                                                  release=str(release), released=str(tmp_path / "released"))]
+    )  # fmt: skip
+    try:
+        while not ready.exists():
+            assert holder.poll() is None
+            time.sleep(0.02)
+        run = subprocess.Popen(
+            [sys.executable, "-m", "wheelfit", *_install_args(index, python), "--json"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        # While "uv" holds its lock, the snapshot stays untouched: recovery has not begun
+        for _ in range(50):
+            assert run.poll() is None
+            assert _snapshots(prefix) == [prefix / ".wheelfit-rollback-999999"]
+            time.sleep(0.02)
+        release.touch()
+        out, err = run.communicate(timeout=120)
+    finally:
+        release.touch()
+        holder.wait(timeout=30)
+    assert run.returncode == 0, err
+    assert (tmp_path / "released").exists()
+    assert any("first put back as it was before it" in n for n in json.loads(out)["notes"])
+    assert _snapshots(prefix) == []

@@ -147,7 +147,7 @@ def test_wheelfit_installs_the_requirements_file_its_own_lock_wrote_in_hash_chec
     before = tree(_site_packages(fresh))
     refused = run_wheelfit([*args[:1], "-r", str(changed), *args[3:], "--python", str(fresh)], env)
     assert refused.returncode == 1
-    assert "sha256 mismatch: expected" in error_line(refused.stderr)  # the index lists another: not downloaded whole
+    assert "sha256 mismatch: expected" in error_line(refused.stderr)  # read by wheelfit, not the index's file
     assert tree(_site_packages(fresh)) == before
 
 

@@ -72,9 +72,8 @@ class QuietHandler(SimpleHTTPRequestHandler):
         return body
 
     def end_headers(self) -> None:
-        if getattr(self, "_headers_buffer", None) is not None and not any(
-            b"Accept-Ranges" in line for line in self._headers_buffer
-        ):
+        sent: list[bytes] = getattr(self, "_headers_buffer", [])
+        if not any(b"Accept-Ranges" in line for line in sent):
             self.send_header("Accept-Ranges", "bytes")
         super().end_headers()
 

@@ -43,9 +43,10 @@ def configure_pip(
 ) -> None:
     """Write a requirements file that pins the torch family by direct URL and sha256 (never an extra index)."""
     from .. import api
+    from ..fetch.deadline import index_deadline
     from ..integrations.pip_config import configure_pip as run
 
-    with api.network(os.environ) as net:
+    with api.network(os.environ, deadline=index_deadline(os.environ, "install")) as net:
         done = run(
             packages or [], targets or [], output, constraints=constraints, environ=os.environ, home=Path.home(),
             network=net, sysroot=sysroot, probe_timeout=probe_timeout, pytorch_index=pytorch_index,

@@ -34,9 +34,10 @@ def configure_uv(
 ) -> None:
     """Write the PyTorch indexes, sources and (for several --target) one extra per build into pyproject.toml."""
     from .. import api
+    from ..fetch.deadline import index_deadline
     from ..integrations.uv_project import configure_uv as run
 
-    with api.network(os.environ) as net:
+    with api.network(os.environ, deadline=index_deadline(os.environ, "plan")) as net:
         done = run(
             project, targets or [], environ=os.environ, network=net, sysroot=sysroot, probe_timeout=probe_timeout,
             write=not (dry_run or check), kb=knowledge(kb_file), pytorch_index=pytorch_index,

@@ -92,6 +92,7 @@ def env(
 ) -> None:
     """Print the plan as CI values: variant, index URL, pins, UV_TORCH_BACKEND, cache key (one set per --target)."""
     from .. import api
+    from ..fetch.deadline import index_deadline
     from ..integrations.ci_env import apply_output, env_values, render_matrix
 
     chosen = fmt or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "shell")
@@ -103,7 +104,9 @@ def env(
 
         output_path(os.environ)  # no $GITHUB_OUTPUT: say so before detecting and planning
     kb = knowledge(kb_file)
-    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert) as net:
+    with api.network(
+        os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=index_deadline(os.environ, "plan")
+    ) as net:
         values = env_values(
             requirements or ["torch"], targets or [], environ=os.environ, network=net, sysroot=sysroot,
             probe_timeout=probe_timeout, kb=kb, pytorch_index=pytorch_index, variant_index=variant_index,

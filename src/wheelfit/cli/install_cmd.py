@@ -143,12 +143,16 @@ def install(
 ) -> None:
     """Install the PyTorch build that has kernels for this machine (or --target) into an environment."""
     from .. import api
+    from ..fetch.deadline import index_deadline
     from .progress import Downloads
 
     kb = knowledge(kb_file)
     with (
         Downloads(quiet=as_json or quiet) as downloads,
-        api.network(os.environ, offline=offline, progress=downloads.update, timeout=http_timeout, cert=cert) as net,
+        api.network(
+            os.environ, offline=offline, progress=downloads.update, timeout=http_timeout, cert=cert,
+            deadline=index_deadline(os.environ, "install"),
+        ) as net,
     ):
         outcome = api.install_requirements(
             requirements or (),

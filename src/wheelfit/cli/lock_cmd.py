@@ -59,10 +59,11 @@ def lock(
 ) -> None:
     """Write a lock file (PEP 751 pylock.toml, or hash-pinned requirements) for this machine or each --target."""
     from .. import api
+    from ..fetch.deadline import index_deadline
     from ..integrations.lock import lock as write_locks
 
     kb = knowledge(kb_file)
-    with api.network(os.environ) as net:
+    with api.network(os.environ, deadline=index_deadline(os.environ, "install")) as net:
         done = write_locks(
             requirements or [], requirement_files or [], targets or [], output, fmt=fmt, environ=os.environ,
             network=net, cwd=Path.cwd(), sysroot=sysroot, probe_timeout=probe_timeout,

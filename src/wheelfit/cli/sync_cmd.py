@@ -26,9 +26,10 @@ def sync(
 ) -> None:
     """Run `uv sync --extra <this machine's build>` (any other option goes to uv sync: --locked, --frozen, ...)."""
     from .. import api
+    from ..fetch.deadline import index_deadline
     from ..integrations.uv_sync import choose_build, run_uv_sync
 
-    with api.network(os.environ) as net:
+    with api.network(os.environ, deadline=index_deadline(os.environ, "plan")) as net:
         choice = choose_build(
             project, target, list(ctx.args), environ=os.environ, network=net, sysroot=sysroot,
             probe_timeout=probe_timeout, kb=knowledge(kb_file), pytorch_index=pytorch_index,

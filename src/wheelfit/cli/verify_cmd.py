@@ -47,9 +47,10 @@ def verify(
     """Import torch in an environment and check it is the build this machine (or --target) should have;
     --record also checks the installed files against their RECORD."""
     from .. import api
+    from ..fetch.deadline import index_deadline
 
     kb = knowledge(kb_file)
-    with api.network(os.environ) as net:
+    with api.network(os.environ, deadline=index_deadline(os.environ, "plan")) as net:
         outcome = api.verify_environment(
             environ=os.environ,
             network=net,

@@ -536,6 +536,21 @@ def recover_interrupted(
     install could not have (``pip install`` of something else), nothing is restored unless ``recover`` says
     ``restore`` (put it back, undoing that too) or ``keep`` (leave it as it is, drop the snapshot).
     """
+    if not interrupted(prefix):
+        return []
+    # The killed wheelfit's backend may still be running (uv outlives a SIGKILLed parent): wait until it is done,
+    # by taking the lock uv holds on the environment while it installs, before any file is put back.
+    with file_lock(prefix / ".lock", timeout=BACKEND_WAIT, what="the environment (held by a uv still installing)"):
+        return _recover(prefix, install_dirs, markers, recover)
+
+
+#: Seconds to wait for an orphaned backend to finish before recovery gives up (a torch install takes minutes).
+BACKEND_WAIT = 600.0
+
+
+def _recover(
+    prefix: Path, install_dirs: Sequence[Path], markers: Mapping[str, str], recover: str | None
+) -> list[str]:
     notes: list[str] = []
     for workdir in interrupted(prefix):
         snapshot = Snapshot.load(workdir)
