@@ -22,7 +22,7 @@ from tests.support.index_server import IndexServer
 from tests.support.raw_http import Conn, RawRequest, raw_server, reply
 from tests.support.wheels import make_wheel
 from wheelfit.errors import WheelfitError
-from wheelfit.fetch import DownloadError, RetryPolicy, TLSError, make_client, trust_context
+from wheelfit.fetch import RetryPolicy, TLSError, make_client, trust_context
 from wheelfit.fetch.http import get
 from wheelfit.fetch.wheels import WheelStore
 from wheelfit.index.links import FileLink
@@ -63,15 +63,7 @@ def _no_tls_variables(**extra: str) -> dict[str, str]:
     return env
 
 
-#: A wheel body (WheelStore) should say what TLS refused and what to do as a page read does; it does not yet.
-WHEEL_TLS_ADVICE = pytest.mark.xfail(
-    raises=DownloadError,
-    strict=True,
-    reason="WheelStore wraps a TLS failure as a plain DownloadError (no tls_failure(): no type, no advice)",
-)
-
-
-@pytest.mark.parametrize("via", ["page", pytest.param("wheel", marks=WHEEL_TLS_ADVICE)])
+@pytest.mark.parametrize("via", ["page", "wheel"])
 @pytest.mark.parametrize("bad", BAD)
 def test_a_bad_certificate_is_refused_once_with_one_line_saying_what_to_do(
     tmp_path: Path, certs: Certs, bad: str, via: str

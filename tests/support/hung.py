@@ -54,7 +54,10 @@ def hung_server(prefix: bytes = b"") -> Iterator[HungServer]:
         yield server
     finally:
         stop.set()
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes a blocked accept(), which close() alone does not
         listener.close()
+        thread.join(timeout=10)  # no connection is taken after the ones closed below
         for conn in held:
             with contextlib.suppress(OSError):
                 conn.close()

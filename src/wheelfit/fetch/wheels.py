@@ -94,7 +94,7 @@ class WheelStore:
     def _download(self, link: FileLink, out: object) -> str:
         import httpx
 
-        from .http import describe
+        from .http import describe, is_tls_error, tls_failure
 
         digest = hashlib.sha256()
         received = 0
@@ -112,6 +112,8 @@ class WheelStore:
                     received += len(chunk)
                     self._emit(Progress(link.filename, "downloading", received, total))
         except httpx.HTTPError as exc:
+            if is_tls_error(exc):
+                raise tls_failure(link.url, exc) from exc
             raise DownloadError(f"{link.url}: {describe(exc, client)}; nothing was installed") from exc
         if link.size is not None and received != link.size:
             raise TruncatedDownloadError(
