@@ -506,8 +506,8 @@ def planned_files(
     from .install.sources import GivenFiles, MetadataReader
 
     given = source.given if isinstance(source, GivenFiles) else {}
-    reader = MetadataReader(network.index, network.store, frozenset(link.url for link in given.values() if not
-                            link.hashes), take_download=not for_lock)  # fmt: skip
+    unpinned = frozenset(link.url for link in given.values() if not link.hashes)  # the user's URLs without a hash
+    reader = MetadataReader(network.index, network.store, unpinned, take_download=not for_lock)
 
     def in_wheelhouse(filename: str) -> Path | None:
         return next((d / filename for d in wheelhouses if (d / filename).is_file()), None)

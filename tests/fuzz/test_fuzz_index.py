@@ -1,11 +1,11 @@
 """Fuzz targets: simple-repository project pages, PEP 503 HTML and PEP 691 JSON (``wheelfit.index.links``), and
-the PEP 658 metadata comparison (``wheelfit.index.metadata``) (issue 15).
+the METADATA reader of the install set (``wheelfit.install.install_set.parse_metadata``) (issue 15).
 
 Contract: ``parse_page``, ``parse_html`` and ``parse_json`` return a :class:`ProjectPage` or raise
 ``IndexPageError`` (a ``WheelfitError``), never anything else. Every link they return is safe to use: its file
 name is one plain path component, its URL is http(s) without a fragment, its hashes are lower-case hex digests
-of the length their algorithm gives, its size is not negative. ``metadata_differences`` never raises and
-returns one-line field differences.
+of the length their algorithm gives, its size is not negative. ``parse_metadata`` returns a value or raises
+one-line ``InstallError``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from urllib.parse import urlsplit
 
 from hypothesis import example, given
 from hypothesis import strategies as st
+from packaging.requirements import Requirement
 
 from wheelfit.index import FileLink, IndexPageError, parse_html, parse_json
 from wheelfit.index.links import HTML_TYPES, JSON_TYPE, ProjectPage, parse_page
-from wheelfit.index.metadata import COMPARED_FIELDS, metadata_differences
+from wheelfit.install.errors import InstallError
+from wheelfit.install.install_set import parse_metadata
 
 from .strategies import binary_text, mutated_json, near_valid, texts
 
@@ -143,12 +145,17 @@ METADATA = [
 ]
 
 
-@given(near_valid(METADATA).map(str.encode) | st.binary(max_size=400), near_valid(METADATA).map(str.encode))
-@example(b"Name: \xff\nVersion: \xfe\n", METADATA[0].encode())
-@example(b"Name: torch\nVersion: 2.8.0\nRequires-Dist: \xff\xfe[\n", METADATA[0].encode())
-@example(b"Name: torch\nVersion: 2.8.0\nProvides-Extra: \xe9\n", METADATA[0].encode())
-def test_metadata_differences_are_one_line_each(advertised: bytes, in_wheel: bytes) -> None:
-    differences = metadata_differences(advertised, in_wheel)
-    assert metadata_differences(in_wheel, in_wheel) == []
-    for line in differences:
-        assert line.split(":", 1)[0] in COMPARED_FIELDS and "\n" not in line, line
+@given(near_valid(METADATA).map(str.encode) | st.binary(max_size=400))
+@example(b"Name: \xff\nVersion: \xfe\n")
+@example(b"Name: torch\nVersion: 2.8.0\nRequires-Dist: \xff\xfe[\n")
+@example(b"Name: torch\nVersion: 2.8.0\nProvides-Extra: \xe9\n")
+@example(b"Name: torch\nVersion: 1" + b"0" * 5000 + b"\n")
+def test_metadata_is_read_or_refused_in_one_line(raw: bytes) -> None:
+    """The install set's reader of PEP 658 files and wheels' METADATA: a value, or one InstallError line."""
+    link = FileLink("torch-2.8.0-py3-none-any.whl", "https://download.pytorch.org/whl/torch-2.8.0-py3-none-any.whl")
+    try:
+        meta = parse_metadata(raw, link)
+    except InstallError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 600, str(exc)
+        return
+    assert meta.link == link and all(isinstance(r, Requirement) for r in meta.requires)

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from .errors import IndexPageError, NoMatchingFileError, OfflineError, ProjectNotFoundError
     from .filenames import WheelName, parse_wheel_name
     from .links import FileLink, ProjectPage, parse_html, parse_json, parse_page
-    from .metadata import metadata_differences
     from .select import Rejected, Selection, select_wheel
 
 _WHERE = {
@@ -26,7 +25,6 @@ _WHERE = {
     **dict.fromkeys(("IndexPageError", "NoMatchingFileError", "OfflineError", "ProjectNotFoundError"), "errors"),
     **dict.fromkeys(("WheelName", "parse_wheel_name"), "filenames"),
     **dict.fromkeys(("FileLink", "ProjectPage", "parse_html", "parse_json", "parse_page"), "links"),
-    "metadata_differences": "metadata",
     **dict.fromkeys(("Rejected", "Selection", "select_wheel"), "select"),
 }
 
@@ -44,7 +42,6 @@ __all__ = [
     "Rejected",
     "Selection",
     "WheelName",
-    "metadata_differences",
     "parse_html",
     "parse_json",
     "parse_page",

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..errors import first_line
 from ..fetch.cache import atomic_file, memo_read, memo_write
+from ..fetch.hashes import hash_file
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
 from ..variants.markers import VariantEnvironment
@@ -47,17 +48,9 @@ def plain_wheel(path: Path, filename: str, sha256: str, variant: VariantEnvironm
         if known.is_file():
             return known, str(data["plain_sha256"])
     dest = _plain_copy(path, filename, sha256, variant)
-    plain_sha = sha256 if os.path.samefile(dest, path) else _sha256(dest)
+    plain_sha = sha256 if os.path.samefile(dest, path) else hash_file(dest)
     memo_write(memo, path, {"sha256": sha256, "plain": str(dest.relative_to(path.parent)), "plain_sha256": plain_sha})
     return dest, plain_sha
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _plain_copy(path: Path, filename: str, sha256: str, variant: VariantEnvironment) -> Path:
