@@ -652,7 +652,7 @@ def install_requirements(
     if wanted.asks_family:
         chosen, source, why, keep = _plan_install(
             wanted, here, env, environ=environ, network=network, config=config, kb=kb, variant_index=variant_index,
-            allow_cpu=allow_cpu, pre=pre, upgrade=upgrade,
+            allow_cpu=allow_cpu, pre=pre, upgrade=upgrade, reinstall=reinstall,
             choice={"torch_backend": torch_backend, "force": force, "allow_hsa_override": allow_hsa_override,
                     "index_url": index_url, "extra_index_urls": tuple(extra_index_urls)},
         )  # fmt: skip
@@ -717,6 +717,7 @@ def _plan_install(
     allow_cpu: bool,
     pre: bool,
     upgrade: bool,
+    reinstall: bool = False,
     choice: Mapping[str, Any] | None = None,
 ) -> tuple[Plan, FamilySource, list[str], dict[str, str]]:
     """The plan an install follows, where its torch-family wheels come from, what the user should know, and the
@@ -781,7 +782,9 @@ def _plan_install(
                 notes.append(f"the installed torch {have} is replaced: {exc}")
             else:
                 pin = next(p.requirement for p in chosen.packages if p.name == "torch").partition("==")[2]
-                if pypi:  # kept as it is: the plan brings its companions, and a dependency on torch finds it
+                if pypi or (Version(pin) == installed and not reinstall):
+                    # kept as it is, from wherever it was installed (PyPI, a mirror, a variant wheel's plain copy):
+                    # the plan brings its companions, and a dependency on torch finds it
                     chosen = replace(chosen, packages=tuple(p for p in chosen.packages if p.name != "torch"))
                     keep["torch"] = have
                 notes.append(

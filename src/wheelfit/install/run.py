@@ -122,7 +122,12 @@ def run_install(
     ]
     notes += [warning for w in wheels for warning in w.warnings]  # PEP 592: a yanked file, said
     requirements = wanted.requirements
-    if not requirements:  # PyPI's torch kept, nothing else asked for: nothing to hand over
+    if not requirements:  # the installed torch kept, nothing else asked for: nothing to hand over
+        if options.dry_run:
+            notes += pending_recovery(env.prefix, env.markers)
+        elif interrupted(env.prefix):  # an earlier install killed midway is still put back first
+            with env_lock(env.prefix, on_wait=_lock_waiting(options.progress, env.prefix)):
+                notes += recover_interrupted(env.prefix, env.install_dirs, env.markers, options.recover)
         return InstallResult(plan, installer.name, options.index_url, (), (), (), options.dry_run, tuple(notes))
     indexes = backend_index(options.index_url, options.find_links)  # a local default index: as uv/pip take it
     with tempfile.TemporaryDirectory(prefix="wheelfit-") as tmp:
