@@ -199,3 +199,17 @@ def test_a_wheelhouse_file_that_is_not_the_indexed_file_is_refused(
     assert line.startswith("wheelfit: error: uv failed; the environment was left as it was (error: Failed to read")
     assert "Hash mismatch" in line and TORCH in line
     assert tree(python.parent.parent) == env_before
+
+
+def test_the_planned_torch_installed_from_a_mirror_is_kept_when_the_index_serves_the_same_build(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Installed from a mirror on disk, then planned again from the http index: the same build (name, version,
+    label) is kept as it is, not downloaded and reinstalled because its URL differs."""
+    python = make_venv(tmp_path / "venv")
+    _install(python, env, "--pytorch-index", (index.root / "pytorch").as_uri(), "--index-url", index.default)
+    before = tree(tmp_path / "venv")
+    report = _install(python, env, "--pytorch-index", index.pytorch, "--index-url", index.default)
+    assert (report["installs"], report["removes"]) == ([], [])
+    assert "torch" not in _family(report)
+    assert tree(tmp_path / "venv") == before

@@ -202,8 +202,8 @@ def test_cpu_machine_gets_the_null_variant_and_dry_run_changes_nothing(
     assert set(installed(python, env)) == {"torch", "smallnum"}
     assert import_torch(python, env) == [f"{VERSION}+cpu", "None", "None"]
 
-    # A re-run changes nothing: the torch installed from the plain copy is kept, not replaced by the per-variant
-    # index's file of the same version (it was, once: a 190 MB reinstall on every no-op re-run)
+    # A re-run changes nothing: the torch installed from the plain copy is kept
+    # (tests/install/test_air_gapped.py: the same build from another URL is kept too)
     before = tree(tmp_path / "venv")
     again = run_wheelfit([*world.args(python, "os=linux"), "--json"], env)
     assert again.returncode == 0, again.stderr
