@@ -117,6 +117,27 @@ def test_core_metadata_is_checked_against_the_page_hash(tmp_path: Path, root: Pa
             client.core_metadata(forged)
 
 
+def test_metadata_pinned_by_the_page_is_read_once_and_then_from_the_cache(
+    tmp_path: Path, root: Path, index_server: StartServer
+) -> None:
+    """A PEP 658 file never changes under the hash its page gives: a later run (a new client, the same cache)
+    takes it from the cache without a request, while the page itself is still revalidated."""
+    server = index_server(root, json=False)
+    cache = Cache(tmp_path / "cache")
+    for _run in range(2):
+        with make_client() as http:
+            client = IndexClient(http, cache)
+            link = client.project_page(server.index_url("whl/cu126"), "torch").links[0]
+            assert client.core_metadata(link).startswith(b"Metadata-Version")
+    assert len(server.requests_for(".metadata")) == 1
+    assert len(server.requests_for("torch/")) == 2
+    # A copy that no longer has the pinned hash is not trusted: asked for again
+    forged = type(link)(**{**link.__dict__, "core_metadata": {"sha256": hashlib.sha256(b"x").hexdigest()}})
+    with make_client() as http, pytest.raises(IndexPageError, match=r"\.metadata: sha256 mismatch"):
+        IndexClient(http, cache).core_metadata(forged)
+    assert len(server.requests_for(".metadata")) == 2
+
+
 def test_pytorch_base_is_configurable_for_mirrors(tmp_path: Path, index_server: StartServer) -> None:
     make_torch_like(tmp_path / "mirror" / "pytorch" / "whl" / "cu126", "2.8.0", "cu126")
     server = index_server(tmp_path / "mirror", json=False)

@@ -95,6 +95,9 @@ class IndexClient:
                 raise IndexPageError(f"{link.filename}.metadata: cannot read it ({exc.strerror or exc})") from None
             cached, fresh = CachedPage(url=link.metadata_url, body=body, content_type=""), False
         else:
+            known = self._pinned_metadata(link)
+            if known is not None:
+                return known
             cached, fresh = self._fetch(link.metadata_url, "*/*", what=f"metadata of {link.filename}")
         if isinstance(link.core_metadata, bool):
             if fresh:
@@ -110,6 +113,17 @@ class IndexClient:
         if fresh:
             self._store(cached)
         return cached.body
+
+    def _pinned_metadata(self, link: FileLink) -> bytes | None:
+        """The cached metadata file when the page pins its hash and the copy has it: a file's metadata never
+        changes under the same hash, so it is not asked for again (one request fewer per torch-family file on
+        every warm plan and install)."""
+        if isinstance(link.core_metadata, bool) or self._cache is None:
+            return None
+        cached = self._cache.load_page(link.metadata_url)
+        if cached is None or cached.content_type == _NOT_FOUND or not link.core_metadata:
+            return None
+        return cached.body if bytes_mismatch(link.core_metadata, cached.body) is None else None
 
     def new_deadline(self) -> Deadline | None:
         """The deadline for one read starting now (also for reads made beside this client: variant metadata)."""
