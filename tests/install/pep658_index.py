@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import io
 import os
 import shutil
 import threading
@@ -125,7 +126,9 @@ class _Handler(PageHandler):
         """``sendfile(2)``: the kernel copies the file to the socket (the standard library reads 64 KiB at a time
         through Python)."""
         outputfile.flush()
-        if not hasattr(source, "fileno"):  # a bounded range, read into memory (tests.support.static)
+        try:
+            source.fileno()
+        except (AttributeError, io.UnsupportedOperation):  # a bounded range, read into memory (tests.support.static)
             shutil.copyfileobj(source, outputfile)
             return
         offset = source.tell()  # an open-ended range starts there
