@@ -1,4 +1,4 @@
-"""The cache: where it lives, atomic writes, the cross-process lock, stored pages."""
+"""The cache: where it lives, atomic writes, stored pages; and the one cross-process lock (``wheelfit.locking``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import hermetic_env
-from wheelfit.fetch import CacheLockError, default_cache_dir
-from wheelfit.fetch.cache import Cache, CachedPage, atomic_write, file_lock
+from wheelfit.fetch import default_cache_dir
+from wheelfit.fetch.cache import Cache, CachedPage, atomic_write
+from wheelfit.locking import LockTimeoutError, file_lock
 
 HOME = Path("/home/u")
 
@@ -46,7 +47,7 @@ def test_atomic_write_replaces_whole_files_and_cleans_up_on_failure(tmp_path: Pa
 HOLD = """
 import sys, time
 from pathlib import Path
-from wheelfit.fetch.cache import file_lock
+from wheelfit.locking import file_lock
 with file_lock(Path(sys.argv[1]), timeout=5):
     print("locked", flush=True)
     sys.stdin.readline()
@@ -65,7 +66,7 @@ def test_lock_held_by_another_process_times_out_clearly_then_is_acquired(tmp_pat
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         waits: list[bool] = []
-        with pytest.raises(CacheLockError) as info, file_lock(lock, timeout=0.2, on_wait=lambda: waits.append(True)):
+        with pytest.raises(LockTimeoutError) as info, file_lock(lock, timeout=0.2, on_wait=lambda: waits.append(True)):
             pass
         assert waits == [True] and str(lock) in str(info.value) and "\n" not in str(info.value)
     finally:

@@ -13,7 +13,6 @@ from ..lazy import lazy_attributes
 if TYPE_CHECKING:
     from .cache import CACHE_ENV, Cache, default_cache_dir
     from .errors import (
-        CacheLockError,
         DownloadError,
         HashMismatchError,
         HTTPStatusError,
@@ -33,7 +32,6 @@ _WHERE = {
     **dict.fromkeys(("Progress", "ProgressCallback", "WheelStore"), "wheels"),
     **dict.fromkeys(
         (
-            "CacheLockError",
             "DownloadError",
             "HTTPStatusError",
             "HashMismatchError",
@@ -53,7 +51,6 @@ _WHERE = {
 __all__ = [
     "CACHE_ENV",
     "Cache",
-    "CacheLockError",
     "DownloadError",
     "HTTPStatusError",
     "HashMismatchError",

@@ -19,13 +19,10 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from ..locking import file_lock as _file_lock
-from .errors import CacheLockError
 
 __all__ = [
     "CACHE_ENV",
@@ -33,7 +30,6 @@ __all__ = [
     "CachedPage",
     "atomic_write",
     "default_cache_dir",
-    "file_lock",
     "fingerprint",
 ]
 
@@ -75,35 +71,8 @@ def atomic_file(path: Path) -> Iterator[io.BufferedWriter]:
         raise
 
 
-def file_lock(
-    path: Path,
-    *,
-    timeout: float,
-    on_wait: Callable[[], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
-) -> contextlib.AbstractContextManager[None]:
-    """Hold an exclusive lock on ``path`` (created if needed); works between threads and processes.
-
-    The one lock implementation (:func:`wheelfit.locking.file_lock`, also the environment's), timing out as
-    :class:`CacheLockError`. ``on_wait`` is called once if the lock is busy, so the caller can tell the user why
-    it pauses; while it waits, ``cancelled()`` turning true (Ctrl-C) raises :class:`~.watch.Interrupted`.
-    """
-    return _file_lock(
-        path,
-        timeout=timeout,
-        what="a download cache entry's lock",
-        on_wait=on_wait,
-        cancelled=cancelled,
-        error=CacheLockError,
-    )
-
-
 def fingerprint(path: Path) -> list[int]:
-    """Size, modification time (ns) and inode: any write to the file, or a new file in its place, changes it.
-
-    Re-hashing a cached 2 GB CUDA wheel on every install costs seconds; like pip's and uv's caches, a file whose
-    fingerprint is unchanged since it was verified is trusted (the cache is the user's own directory).
-    """
+    """Size, modification time (ns) and inode: any write to the file, or a new file in its place, changes it."""
     st = path.stat()
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
@@ -143,8 +112,6 @@ class CachedPage:
 @dataclass(frozen=True)
 class Cache:
     root: Path
-    #: Seconds to wait for another run's lock on the same entry before giving up.
-    lock_timeout: float = 600.0
 
     # -- pages ---------------------------------------------------------------------------------
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from ..errors import WheelfitError
 
 __all__ = [
-    "CacheLockError",
     "DownloadError",
     "HTTPStatusError",
     "HashMismatchError",
@@ -51,7 +50,3 @@ class HashMismatchError(DownloadError):
 
 class MissingHashError(DownloadError):
     """Hashes were required and the index gave none for this file."""
-
-
-class CacheLockError(WheelfitError):
-    """Another wheelfit run held a cache entry's lock for longer than the timeout."""
