@@ -160,6 +160,19 @@ def test_a_failed_backend_leaves_the_environment_as_it_was(plan: Plan, env: Targ
     assert (site / "already.py").read_text() == "kept\n"
 
 
+def test_without_the_snapshot_a_failed_backend_leaves_what_it_wrote_and_says_so(
+    plan: Plan, env: TargetEnv, source: FakeSource
+) -> None:
+    """``--no-snapshot``: nothing is linked before the backend runs, so nothing is put back; the line says so."""
+    site = env.install_dirs[0]
+    backend = FakeInstaller(site, returncode=1)
+    options = InstallOptions("memory://default", {}, snapshot=False)
+    with pytest.raises(BackendError, match="without a snapshot, what it installed before failing stays"):
+        api.install(plan, _install_set(plan, env, source), env, installer=backend, options=options)
+    assert (site / "torch.installed").exists()
+    assert not list(env.prefix.glob(".wheelfit-rollback-*"))
+
+
 def test_a_dry_run_changes_nothing(plan: Plan, env: TargetEnv, source: FakeSource) -> None:
     site = env.install_dirs[0]
     backend = FakeInstaller(site / "elsewhere")

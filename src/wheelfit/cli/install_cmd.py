@@ -137,6 +137,14 @@ def install(
             metavar="restore|keep",
         ),
     ] = None,
+    no_snapshot: Annotated[
+        bool,
+        typer.Option(
+            "--no-snapshot",
+            help="Skip the rollback snapshot (about 0.7 s for an environment holding torch): if the installer "
+            "fails midway, what it installed before failing stays.",
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print what the installer printed.")] = False,
     disable: DisableOpt = None,
@@ -186,6 +194,7 @@ def install(
             constraint_files=constraint or (),
             no_index=no_index,
             recover=recover,
+            snapshot=not no_snapshot,
         )
     if as_json:
         print_json(outcome.to_dict())
