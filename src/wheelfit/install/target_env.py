@@ -1,8 +1,9 @@
 """What the target interpreter is: its tags, marker environment, install directories and installed packages.
 
-Asked of the interpreter itself (one child process), so ``--python`` may name any environment on this machine.
-Our own ``packaging`` is put first on its path for that one run: a fresh venv has none, and the answer must come
-from the same code that ranks wheels here.
+Asked of the interpreter itself (one child process, standard library only), so ``--python`` may name any
+environment on this machine. Its wheel tags are computed here with our own ``packaging`` from the facts it gives
+(the same code that ranks wheels here); for an interpreter of another platform or pointer size they are asked of it,
+with our ``packaging`` put first on its path for that one run (a fresh venv has none).
 """
 
 from __future__ import annotations
@@ -20,26 +21,84 @@ from .errors import EnvironmentProbeError
 
 __all__ = ["PendingEnv", "TargetEnv", "inspect_env", "start_inspect"]
 
+#: The description, with the standard library only (a fresh interpreter imports ``importlib.metadata`` and
+#: ``packaging.tags`` in about 0.07 s each): the marker environment as ``packaging.markers.default_environment``
+#: builds it, the installed distributions from the ``*.dist-info``/``*.egg-info`` entries on ``sys.path`` (first one
+#: wins, as ``importlib.metadata`` finds them), and the facts the wheel tags are computed from in wheelfit's process.
 _SCRIPT = r"""
-import json, sys, sysconfig
-import importlib.metadata as md
+import json, os, platform, struct, sys, sysconfig
+
+def version(info):
+    text = "%d.%d.%d" % (info.major, info.minor, info.micro)
+    return text if info.releaselevel == "final" else text + info.releaselevel[0] + str(info.serial)
+
+def header(path):
+    found = {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                if key in ("Name", "Version") and key not in found:
+                    found[key] = value.strip()
+    except OSError:
+        pass
+    return found
+
 dists = {}
-for d in md.distributions():  # before our packaging joins sys.path: only the target's own
-    name = d.metadata["Name"]
-    if name and name not in dists:
-        dists[name] = d.version
-sys.path.insert(0, sys.argv[1])
-from packaging import tags, markers
+for entry in sys.path:
+    try:
+        names = sorted(os.listdir(entry or "."))
+    except OSError:
+        continue
+    for name in names:
+        if name.endswith(".dist-info"):
+            meta = header(os.path.join(entry, name, "METADATA"))
+        elif name.endswith(".egg-info"):
+            path = os.path.join(entry, name)
+            meta = header(os.path.join(path, "PKG-INFO") if os.path.isdir(path) else path)
+        else:
+            continue
+        if meta.get("Name") and meta.get("Version") and meta["Name"] not in dists:
+            dists[meta["Name"]] = meta["Version"]
 paths = sysconfig.get_paths()
 print(json.dumps({
     "executable": sys.executable,
     "prefix": sys.prefix,
     "python": "%d.%d" % sys.version_info[:2],
-    "tags": [str(t) for t in tags.sys_tags()],
-    "markers": markers.default_environment(),
+    "markers": {
+        "implementation_name": sys.implementation.name,
+        "implementation_version": version(sys.implementation.version),
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": ".".join(platform.python_version_tuple()[:2]),
+        "sys_platform": sys.platform,
+    },
+    "tag_facts": {
+        "implementation": sys.implementation.name,
+        "version": list(sys.version_info[:2]),
+        "platform": sysconfig.get_platform(),
+        "bits": struct.calcsize("P") * 8,
+        "debug": bool(sysconfig.get_config_var("Py_DEBUG")),
+        "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    },
     "purelib": paths["purelib"], "platlib": paths["platlib"], "scripts": paths["scripts"],
     "installed": dists,
 }))
+"""
+
+#: The wheel tags asked of the interpreter itself, with our own ``packaging`` (when the fast path cannot say).
+_TAGS_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from packaging import tags
+print(json.dumps([str(t) for t in tags.sys_tags()]))
 """
 
 
@@ -73,6 +132,7 @@ class PendingEnv:
     python: str
     process: subprocess.Popen[str] | None
     error: OSError | None = None
+    env: Mapping[str, str] | None = None
     _answer: TargetEnv | None = None
 
     def result(self, timeout: float = 60.0) -> TargetEnv:
@@ -96,17 +156,15 @@ class PendingEnv:
         if self.process.returncode != 0:
             last = (stderr.strip().splitlines() or ["no output"])[-1]
             raise EnvironmentProbeError(f"{self.python} failed to describe itself: {last}; is it Python 3.8 or newer?")
-        return _parse(stdout)
+        return _parse(stdout, self.python, self.env or _child_env(None))
 
 
 def start_inspect(python: str, env: Mapping[str, str] | None = None) -> PendingEnv:
     """Start describing ``python``'s environment; :meth:`PendingEnv.result` collects the answer."""
-    lib = str(Path(packaging.__file__).resolve().parent.parent)
-    child_env = dict(os.environ if env is None else env)
-    child_env.pop("PYTHONPATH", None)
+    child_env = _child_env(env)
     try:
         process = subprocess.Popen(
-            [python, "-s", "-c", _SCRIPT, lib],
+            [python, "-s", "-c", _SCRIPT],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -115,22 +173,73 @@ def start_inspect(python: str, env: Mapping[str, str] | None = None) -> PendingE
         )
     except OSError as exc:
         return PendingEnv(python, None, exc)
-    return PendingEnv(python, process)
+    return PendingEnv(python, process, env=child_env)
 
 
-def _parse(stdout: str) -> TargetEnv:
+def _parse(stdout: str, python: str, env: Mapping[str, str]) -> TargetEnv:
     data = json.loads(stdout)
     dirs: list[Path] = []
     for key in ("purelib", "platlib", "scripts"):
         path = Path(data[key])
         if path not in dirs:
             dirs.append(path)
+    found = local_tags(data["tag_facts"])
     return TargetEnv(
         executable=data["executable"],
         prefix=Path(data["prefix"]),
         python=data["python"],
-        tags=tuple(data["tags"]),
+        tags=found if found is not None else _asked_tags(python, env),
         markers=dict(data["markers"]),
         install_dirs=tuple(dirs),
         installed=dict(data["installed"]),
     )
+
+
+def local_tags(facts: Mapping[str, object]) -> tuple[str, ...] | None:
+    """The target's wheel tags, most preferred first, as ``packaging.tags.sys_tags`` gives them in the target,
+    computed here: for a CPython of this machine's platform and pointer size (the platform tags are then this
+    process's, glibc and all). ``None``: ask the interpreter (:data:`_TAGS_SCRIPT`)."""
+    import struct
+    import sys
+    import sysconfig
+
+    from packaging import tags
+
+    version = facts.get("version")
+    if (
+        facts.get("implementation") != "cpython"
+        or sys.implementation.name != "cpython"
+        or facts.get("platform") != sysconfig.get_platform()
+        or facts.get("bits") != struct.calcsize("P") * 8
+        or not (isinstance(version, list) and len(version) == 2 and all(isinstance(v, int) for v in version))
+    ):
+        return None
+    major, minor = version
+    nodot = f"{major}{minor}"
+    threading = "t" if facts.get("free_threaded") and (major, minor) >= (3, 13) else ""
+    abis = [f"cp{nodot}{threading}d", f"cp{nodot}{threading}"] if facts.get("debug") else [f"cp{nodot}{threading}"]
+    platforms = list(tags.platform_tags())
+    found = [*tags.cpython_tags((major, minor), abis, platforms)]
+    found += tags.compatible_tags((major, minor), f"cp{nodot}", platforms)
+    return tuple(str(t) for t in found)
+
+
+def _asked_tags(python: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    lib = str(Path(packaging.__file__).resolve().parent.parent)
+    try:
+        done = subprocess.run(
+            [python, "-s", "-c", _TAGS_SCRIPT, lib], capture_output=True, text=True, env=_child_env(env), timeout=60,
+            check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvironmentProbeError(f"cannot run {python} ({exc}); pass --python with a working interpreter") from exc
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise EnvironmentProbeError(f"{python} failed to give its wheel tags: {last}")
+    return tuple(json.loads(done.stdout))
+
+
+def _child_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    child = dict(os.environ if env is None else env)
+    child.pop("PYTHONPATH", None)
+    return child
