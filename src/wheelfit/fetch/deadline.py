@@ -92,13 +92,29 @@ def index_deadline(environ: Mapping[str, str], phase: Phase) -> float:
 
 
 def _seconds(environ: Mapping[str, str], name: str) -> float | None:
+    return number_from_environ(environ, name, unit="seconds", allow_zero=True, example="20 means 20 s")
+
+
+def number_from_environ(
+    environ: Mapping[str, str],
+    name: str,
+    *,
+    unit: str,
+    default: float | None = None,
+    allow_zero: bool = False,
+    example: str = "",
+) -> float | None:
+    """The finite, non-negative number the variable ``name`` holds (``default`` when unset or empty); anything else
+    is a :class:`~wheelfit.errors.UsageError` naming the variable: the one reader of wheelfit's numeric variables."""
     text = environ.get(name, "").strip()
     if not text:
-        return None
+        return default
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise UsageError(f"{name}={text!r}: not a number of seconds; give 0 or more (20 means 20 s), or unset it")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        least = "0 or more" if allow_zero else "more than 0"
+        hint = f" ({example})" if example else ""
+        raise UsageError(f"{name}={text[:200]!r}: not a number of {unit}; give {least}{hint}, or unset it")
     return value

@@ -19,7 +19,6 @@ raises :class:`DeadlineError`.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import deque
@@ -28,8 +27,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..errors import WheelfitError
-from .deadline import Deadline
+from .deadline import Deadline, number_from_environ
 
 __all__ = [
     "DEADLINE_EXTENSION",
@@ -74,17 +72,7 @@ class SpeedRule:
 
 
 def _number(environ: Mapping[str, str], name: str, default: float | None, allow_zero: bool = False) -> float | None:
-    text = environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        least = "0 or more" if allow_zero else "more than 0"
-        raise WheelfitError(f"{name}={text!r}: not a number of {_UNITS[name]}; give {least}, or unset it")
-    return value
+    return number_from_environ(environ, name, unit=_UNITS[name], default=default, allow_zero=allow_zero)
 
 
 _UNITS = {SPEED_LIMIT_ENV: "bytes per second", SPEED_TIME_ENV: "seconds", MAX_TIME_ENV: "seconds"}
