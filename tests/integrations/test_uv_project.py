@@ -63,6 +63,38 @@ def test_comments_and_layout_are_kept_and_a_second_run_changes_nothing(
     assert path.read_text() == first
 
 
+def test_a_crlf_project_stays_crlf_and_keeps_its_mode(index: Index, caches: dict[str, str], tmp_path: Path) -> None:
+    """The layout is kept byte for byte outside what is changed: a CRLF file comes back CRLF throughout (it came
+    back LF once), and the file's permission bits are the user's."""
+    env = uv_env(index, caches)
+    root = project(tmp_path, PYPROJECT.replace("\n", "\r\n"))
+    path = root / "pyproject.toml"
+    path.chmod(0o640)
+    done = run_wheelfit(configure(root, index, "--target", PASCAL), env)
+    assert done.returncode == 0, done.stderr
+    data = path.read_bytes()
+    assert data.count(b"\r\n") == data.count(b"\n") > 20
+    assert data.startswith(b"# demo: a model server\r\n[project]\r\n")
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert "unchanged" in run_wheelfit(configure(root, index, "--target", PASCAL), env).stdout
+
+
+def test_a_project_file_that_is_not_utf8_is_one_line_and_exit_2(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    root = project(tmp_path)
+    path = root / "pyproject.toml"
+    path.write_bytes(path.read_bytes().replace(b"# wide", b"# wide \xff"))
+    before = path.read_bytes()
+    done = run_wheelfit(configure(root, index, "--target", PASCAL), uv_env(index, caches))
+    assert done.returncode == 2
+    at = before.index(b"\xff")
+    assert error_line(done.stderr) == (
+        f"wheelfit: error: {path} is not UTF-8 (byte {at}); TOML is UTF-8: fix the file and run again"
+    )
+    assert path.read_bytes() == before
+
+
 def test_dry_run_writes_nothing_and_check_fails_until_configured(
     index: Index, caches: dict[str, str], tmp_path: Path
 ) -> None:

@@ -9,7 +9,6 @@ temporary file, renamed).
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tempfile
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
     from ..resolve import Machine
     from .targets import TargetPlan
 
-__all__ = ["LockedTarget", "lock", "lock_target", "output_paths", "write_atomically"]
+__all__ = ["LockedTarget", "lock", "lock_target", "output_paths"]
 
 _PYLOCK_NAME = re.compile(r"^pylock(\.[^.]+)?\.toml$")
 
@@ -114,8 +113,9 @@ def lock(
             continue  # the same build for the same platform and Python: the same file
         others = [r.line() for r in reqs.for_environment(_machine(tp).markers).requirements if r not in family]
         locked[path] = lock_target(tp, others, config, network, environ, path, kind, only_needed=not family)
-    for item in locked.values():
-        write_atomically(item.path, item.text)
+    from ..userfiles import Write, write_files
+
+    write_files([Write(item.path, item.text.encode("utf-8")) for item in locked.values()])  # all or none
     return list(locked.values())
 
 
@@ -151,19 +151,6 @@ def lock_target(
     render = pylock.render_pylock if kind == "pylock" else pylock.render_requirements
     text = render(tp, found, files, packages, config.default_index)
     return LockedTarget(tp, files, packages, config.default_index, path, text)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` by renaming a finished temporary file: never a partial lock."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def uv_platform(found: Machine) -> str:

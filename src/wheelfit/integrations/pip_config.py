@@ -77,7 +77,7 @@ def configure_pip(
     target beside it, ``<stem>.<name>.txt``, for several); ``home`` is where pip looks for the user's config."""
     from ..index.config import resolve_index_config
     from ..resolve import Machine
-    from .lock import write_atomically
+    from ..userfiles import Write, write_files
     from .targets import plan_targets
 
     for req in requirements:
@@ -98,9 +98,7 @@ def configure_pip(
         if output is not None and several:
             path = output.with_name(f"{output.stem}.{tp.name}{output.suffix or '.txt'}")
         done[tp.name] = PipConfig(tp, files, render_pip_file(tp, files, constraints=constraints), path)
-    for item in done.values():
-        if item.path is not None:
-            write_atomically(item.path, item.text)
+    write_files([Write(item.path, item.text.encode("utf-8")) for item in done.values() if item.path is not None])
     base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
     warnings = pytorch_index_warnings(environ, base, pip_config_files(environ, home))
     return PipConfigured(tuple(done.values()), tuple(warnings))

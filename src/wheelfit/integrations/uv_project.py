@@ -102,7 +102,7 @@ def configure_uv(
     from .targets import plan_targets
 
     path = pyproject_path(project)
-    before = path.read_text(encoding="utf-8")
+    before = read_project_file(path)
     doc = _parse(before, path)
     wanted = torch_family_requirements(doc) or ["torch"]
     if plan_options.get("pytorch_index") is None and _recorded(doc).get("pytorch-index"):
@@ -112,9 +112,31 @@ def configure_uv(
         **plan_options,
     )  # fmt: skip
     after, builds = render_pyproject(before, wanted, plans, pytorch_index=plan_options.get("pytorch_index"))
+    after = _same_line_endings(before, after)
     if write and after != before:
-        path.write_text(after, encoding="utf-8")
+        from ..userfiles import Write, write_files
+
+        write_files([Write(path, after.encode("utf-8"))])
     return Configured(path, before, after, builds)
+
+
+def read_project_file(path: Path) -> str:
+    """The file's text with its line endings as they are (CRLF stays CRLF); one line when it cannot be read."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 (byte {exc.start}); TOML is UTF-8: fix the file and run again") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path} ({exc.strerror or exc}); check the path and its permissions") from None
+
+
+def _same_line_endings(before: str, after: str) -> str:
+    """A file written with CRLF throughout gets CRLF on the lines added too (tomlkit keeps the old lines' endings
+    and writes new ones with LF)."""
+    crlf = before.count("\r\n")
+    if crlf == 0 or crlf != before.count("\n"):
+        return after
+    return re.sub(r"(?<!\r)\n", "\r\n", after)
 
 
 def pyproject_path(project: Path) -> Path:
@@ -357,7 +379,7 @@ def _spaced(before: str, after: str) -> str:
     for i, line in enumerate(lines):
         prev = lines[i - 1] if i else ""
         header = line.startswith("[") and re.match(r"\[\[?[A-Za-z0-9_.\"' -]+\]\]?\s*(#.*)?$", line.strip())
-        if header and prev.strip() and (prev.rstrip("\n"), line.rstrip("\n")) not in had:
+        if header and prev.strip() and (prev.rstrip("\r\n"), line.rstrip("\r\n")) not in had:
             out.append("\n")
         out.append(line)
     return "".join(out)
@@ -366,7 +388,7 @@ def _spaced(before: str, after: str) -> str:
 def read_builds(project: Path) -> tuple[Path, Mapping[str, Any], tuple[Build, ...]]:
     """The builds an earlier ``configure uv`` recorded in ``project``'s ``pyproject.toml``."""
     path = pyproject_path(project)
-    doc = _parse(path.read_text(encoding="utf-8"), path)
+    doc = _parse(read_project_file(path), path)
     recorded = _recorded(doc)
     builds = tuple(
         Build(**{k: str(b.get(k, "")) for k in Build.__dataclass_fields__})
