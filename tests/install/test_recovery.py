@@ -199,3 +199,56 @@ def test_recovery_waits_for_a_backend_that_outlived_the_killed_wheelfit(
     assert (tmp_path / "released").exists()
     assert any("first put back as it was before it" in n for n in json.loads(out)["notes"])
     assert _snapshots(prefix) == []
+
+
+def _tampered_snapshot(index: Index, env: dict[str, str], tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A venv with an interrupted install's snapshot whose manifest can then be edited; and a directory outside."""
+    python = make_venv(tmp_path / "venv")
+    prefix = tmp_path / "venv"
+    target = inspect_env(str(python), env)
+    Snapshot(target.install_dirs, prefix / ".wheelfit-rollback-999999", installing=["torch"])
+    outside = tmp_path / "home"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("the user's\n")
+    return python, prefix / ".wheelfit-rollback-999999" / "snapshot.json", outside
+
+
+def test_a_manifest_naming_a_directory_outside_is_refused_and_kept_and_nothing_is_deleted(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python, manifest, outside = _tampered_snapshot(index, env, tmp_path)
+    data = json.loads(manifest.read_text())
+    data["dirs"][0]["copy"] = str(outside)  # --recover keep would rmtree the "copy"
+    manifest.write_text(json.dumps(data))
+    done = run_wheelfit([*_install_args(index, python), "--recover", "keep"], env)
+    assert done.returncode == 1
+    line = error_line(done.stderr)
+    assert f"the rollback snapshot {manifest} cannot be trusted (copy " in line and "it was kept" in line
+    assert (outside / "precious.txt").read_text() == "the user's\n"
+    assert manifest.exists()
+
+
+def test_a_manifest_entry_that_climbs_out_is_refused_and_no_link_is_made_outside(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python, manifest, outside = _tampered_snapshot(index, env, tmp_path)
+    data = json.loads(manifest.read_text())
+    data["dirs"][0]["entries"]["../../../../home/evil"] = ["l", "/etc/passwd"]
+    manifest.write_text(json.dumps(data))
+    done = run_wheelfit([*_install_args(index, python), "--recover", "restore"], env)
+    assert done.returncode == 1
+    assert "leaves its directory" in error_line(done.stderr)
+    assert not os.path.lexists(outside / "evil")
+    assert manifest.exists()
+
+
+def test_a_manifest_cut_in_half_is_refused_and_kept_when_restore_is_asked(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    python, manifest, _outside = _tampered_snapshot(index, env, tmp_path)
+    text = manifest.read_text()
+    manifest.write_text(text[: len(text) // 2])
+    done = run_wheelfit([*_install_args(index, python), "--recover", "restore"], env)
+    assert done.returncode == 1
+    assert "cannot be trusted" in error_line(done.stderr)
+    assert manifest.read_text() == text[: len(text) // 2]

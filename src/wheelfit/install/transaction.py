@@ -81,6 +81,38 @@ class RollbackError(InstallError):
     """Putting the environment back failed part-way; the snapshot is kept so that a later run can finish it."""
 
 
+class UntrustedSnapshotError(InstallError):
+    """A snapshot's manifest cannot be read, or names paths outside its environment or its own copies."""
+
+
+def _checked_dirs(raw: Any, workdir: Path) -> list[_Saved]:
+    """The manifest's directories, each checked before use: every copy is one this snapshot made
+    (``<workdir>/<i>``, or ``<dir>/<workdir name>-<i>`` on another volume), every entry a well-formed relative path
+    that stays inside its directory."""
+    if not isinstance(raw, list):
+        raise TypeError("its directories are not a list")
+    out: list[_Saved] = []
+    for i, item in enumerate(raw):
+        well_formed = isinstance(item, dict) and isinstance(item.get("path"), str)
+        if not well_formed or not isinstance(item.get("entries"), dict):
+            raise TypeError(f"directory {i} is malformed")
+        saved = _Saved.from_json(item)
+        same = item.get("same_as")
+        if same is not None and not (isinstance(same, int) and 0 <= same < i):
+            raise ValueError(f"directory {i} names another that is not before it")
+        if saved.copy is not None and saved.copy not in (workdir / str(i), saved.path / f"{workdir.name}-{i}"):
+            raise ValueError(f"copy {str(saved.copy)[:120]!r} is not one the snapshot made")
+        for rel, entry in item["entries"].items():
+            if not rel or os.path.isabs(rel) or ".." in Path(rel).parts or "\\" in rel or "\0" in rel:
+                raise ValueError(f"entry {rel[:120]!r} leaves its directory")
+            if not (isinstance(entry, list) and entry and entry[0] in ("f", "l", "d", "o")):
+                raise TypeError(f"entry {rel[:120]!r} is malformed")
+            if entry[0] == "l" and not (len(entry) == 2 and isinstance(entry[1], str)):
+                raise TypeError(f"link {rel[:120]!r} is malformed")
+        out.append(saved)
+    return out
+
+
 def _why(exc: OSError) -> str:
     return f"{exc.strerror or type(exc).__name__}: {exc.filename}" if exc.filename else str(exc)
 
@@ -175,13 +207,22 @@ class Snapshot:
 
     @classmethod
     def load(cls, workdir: Path) -> Snapshot | None:
-        """A snapshot a run left behind, or None if it was cut short (no manifest) or is unreadable."""
+        """A snapshot a run left behind, or None if it was cut short (no manifest: the installer never ran).
+
+        The manifest is not trusted: its paths drive deletions and links. One that cannot be read, or names a
+        copy outside its own snapshot or an entry that climbs out of its directory, raises
+        :class:`UntrustedSnapshotError`; the snapshot is then kept as it is, never deleted."""
         snapshot = cls.__new__(cls)
         snapshot.workdir = workdir
+        manifest = workdir / _MANIFEST
+        if not manifest.exists():
+            return None
         try:
-            data = json.loads((workdir / _MANIFEST).read_bytes())
+            data = json.loads(manifest.read_bytes())
+            if not isinstance(data, dict):
+                raise TypeError("not a JSON object")
             if data.get("format") == _FORMAT:
-                snapshot.saved = [_Saved.from_json(s) for s in data["dirs"]]
+                snapshot.saved = _checked_dirs(data["dirs"], workdir)
                 snapshot.installing = tuple(str(r) for r in data["installing"])
                 expected = data["expected"]
                 snapshot.expected = None if expected is None else tuple(str(n) for n in expected)
@@ -193,8 +234,11 @@ class Snapshot:
                     saved = _Saved(Path(d), existed=copy is not None, copy=copy)
                     saved.entries = {} if copy is None else _scan(copy)
                     snapshot.saved.append(saved)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise UntrustedSnapshotError(
+                f"the rollback snapshot {manifest} cannot be trusted ({str(exc)[:200]}); it was kept, nothing was "
+                f"restored or deleted: check the environment, then move {workdir} away"
+            ) from None
         return snapshot
 
     def restore(self, why: str | None = None) -> None:
