@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import packaging
+import pytest
 
 from tests.conftest import hermetic_env
 from wheelfit.install.target_env import inspect_env, local_tags
@@ -42,3 +43,22 @@ def test_an_interpreter_of_another_platform_is_asked_for_its_tags() -> None:
     assert local_tags(facts) is None
     assert local_tags({**facts, "implementation": "pypy"}) is None
     assert local_tags({**facts, "version": "3.11"}) is None
+
+
+def test_start_up_noise_from_a_pth_file_does_not_break_the_description(tmp_path: Path) -> None:
+    """A ``.pth`` line that prints at every start-up (a banner) once ended in an internal error (JSONDecodeError)."""
+    python = make_venv(tmp_path / "venv")
+    (site,) = (tmp_path / "venv").glob("lib/python3*/site-packages")
+    (site / "banner.pth").write_text('import sys; print("Welcome to the lab environment {")\n')
+    env = inspect_env(str(python), hermetic_env())
+    assert env.prefix == tmp_path / "venv" and env.tags
+
+
+def test_an_interpreter_that_prints_something_else_is_one_line() -> None:
+    from wheelfit.install.errors import EnvironmentProbeError
+    from wheelfit.install.target_env import _last_json
+
+    for out in ("", "hello\n", '{"executable": 1}\n', "[1, 2]\n"):
+        with pytest.raises(EnvironmentProbeError, match=r"^/opt/py/bin/python did not describe itself") as info:
+            _last_json(out, "/opt/py/bin/python")
+        assert "\n" not in str(info.value)

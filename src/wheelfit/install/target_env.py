@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import packaging
 
@@ -177,7 +178,7 @@ def start_inspect(python: str, env: Mapping[str, str] | None = None) -> PendingE
 
 
 def _parse(stdout: str, python: str, env: Mapping[str, str]) -> TargetEnv:
-    data = json.loads(stdout)
+    data = _last_json(stdout, python)
     dirs: list[Path] = []
     for key in ("purelib", "platlib", "scripts"):
         path = Path(data[key])
@@ -193,6 +194,29 @@ def _parse(stdout: str, python: str, env: Mapping[str, str]) -> TargetEnv:
         install_dirs=tuple(dirs),
         installed=dict(data["installed"]),
     )
+
+
+def _last_json(stdout: str, python: str) -> dict[str, Any]:
+    """The description: the last line of the child's output (a ``.pth`` file may print at start-up before it),
+    checked for the shape read from it before anything is trusted."""
+    lines = stdout.strip().splitlines()
+    try:
+        data = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        data = None
+    texts = ("executable", "prefix", "python", "purelib", "platlib", "scripts")
+    tables = ("markers", "installed", "tag_facts")
+    if not (
+        isinstance(data, dict)
+        and all(isinstance(data.get(k), str) for k in texts)
+        and all(isinstance(data.get(k), dict) for k in tables)
+    ):
+        shown = (lines[-1] if lines else "nothing")[:200]
+        raise EnvironmentProbeError(f"{python} did not describe itself (it printed {shown!r}); is it Python 3.8+?")
+    markers, installed = data["markers"], data["installed"]
+    if not all(isinstance(v, str) for d in (markers, installed) for v in [*d, *d.values()]):
+        raise EnvironmentProbeError(f"{python} described itself with values that are not text; is it Python 3.8+?")
+    return data
 
 
 def local_tags(facts: Mapping[str, object]) -> tuple[str, ...] | None:
@@ -236,7 +260,14 @@ def _asked_tags(python: str, env: Mapping[str, str]) -> tuple[str, ...]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise EnvironmentProbeError(f"{python} failed to give its wheel tags: {last}")
-    return tuple(json.loads(done.stdout))
+    lines = done.stdout.strip().splitlines()
+    try:
+        found = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        found = None
+    if not (isinstance(found, list) and found and all(isinstance(t, str) for t in found)):
+        raise EnvironmentProbeError(f"{python} gave no wheel tags; is it Python 3.8 or newer?")
+    return tuple(found)
 
 
 def _child_env(env: Mapping[str, str] | None) -> dict[str, str]:
