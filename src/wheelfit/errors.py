@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ProviderError", "ReportError", "UsageError", "WheelfitError", "first_line"]
+__all__ = ["ProviderError", "ReportError", "UsageError", "WheelfitError", "clip", "first_line"]
 
 
 class WheelfitError(Exception):
@@ -26,3 +26,8 @@ def first_line(exc: BaseException) -> str:
     """A third-party error's own first line: packaging's parse errors add a drawing of the input with a caret under
     the fault, which does not belong in a one-line message."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """A value as quoted in an error: its start and its end when it is long (a 100 kB argument is not repeated)."""
+    return text if len(text) <= limit else f"{text[: limit // 2]}...[{len(text) - limit} more]...{text[-limit // 2 :]}"

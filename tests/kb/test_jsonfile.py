@@ -142,7 +142,7 @@ def test_variants_show_says_it_in_one_line(tmp_path: Path, data: bytes, message:
         cwd=tmp_path,
         timeout=60,
     )
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 2, r.stderr  # a file the user named: a usage error, as a requirements file
     assert r.stdout == ""
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
@@ -159,5 +159,5 @@ def test_variants_show_refuses_a_huge_file_in_one_line(tmp_path: Path) -> None:
         cwd=tmp_path,
         timeout=60,
     )
-    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
     assert r.stderr.startswith("wheelfit: error: huge-variants.json: larger than 8 MiB")

@@ -99,13 +99,14 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad-variants.json"
     bad.write_text('{"$schema": "https://variants-schema.wheelnext.dev/v1.0.0.json"')
     r = wheelfit("rank", str(bad), "--target", "os=linux")
-    assert r.returncode == 1 and r.stderr.startswith("wheelfit: error: bad-variants.json: not valid JSON")
+    # a file the user named that cannot be read: a usage error (2), as a requirements file
+    assert r.returncode == 2 and r.stderr.startswith("wheelfit: error: bad-variants.json: not valid JSON")
     bad.write_text(json.dumps({"$schema": "https://variants-schema.wheelnext.dev/v1.0.0.json"}))
     r = wheelfit("show", str(bad))
-    assert r.returncode == 1 and "schema version 1.0.0 is not supported" in r.stderr
+    assert r.returncode == 2 and "schema version 1.0.0 is not supported" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     r = wheelfit("show", str(tmp_path / "nope.json"))
-    assert r.returncode == 1 and "no such file" in r.stderr
+    assert r.returncode == 2 and "no such file" in r.stderr
 
 
 def test_show_prints_every_variant_and_provider(realdata: Path) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import __version__
-from ..errors import UsageError, WheelfitError
+from ..errors import UsageError, WheelfitError, clip
 
 if TYPE_CHECKING:
     from ..kb.matrix import Knowledge
@@ -243,7 +243,12 @@ def knowledge(path: Path | None) -> Knowledge | None:
         return None
     from ..kb.matrix import load_knowledge
 
-    return load_knowledge(path)
+    try:
+        return load_knowledge(path)
+    except UsageError:
+        raise
+    except WheelfitError as exc:  # a file the user named that cannot be read: a usage error, as a requirements file
+        raise UsageError(str(exc)) from None
 
 
 def print_json(data: object) -> None:
@@ -253,13 +258,18 @@ def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=2) + "\n")
 
 
+#: The longest error line: each message quotes what it is about, but never a 100 kB argument whole.
+_MAX_LINE = 1500
+
+
 def error_status(exc: Exception) -> int:
     """Say what failed in one line on stderr, never a traceback. The status is uv's: 2 for a usage error, 1 for
     any other refusal or failure (it says what to do), 70 for anything else (a bug)."""
-    if isinstance(exc, WheelfitError):
-        sys.stderr.write(f"wheelfit: error: {exc}\n")
+    if isinstance(exc, WheelfitError):  # one line, however long a value it quotes
+        sys.stderr.write(f"wheelfit: error: {clip(str(exc), _MAX_LINE)}\n")
         return 2 if isinstance(exc, UsageError) else 1
-    sys.stderr.write(f"wheelfit: internal error: {type(exc).__name__}: {exc} (please report this)\n")
+    what = clip(str(exc), _MAX_LINE)
+    sys.stderr.write(f"wheelfit: internal error: {type(exc).__name__}: {what} (please report this)\n")
     return 70
 
 

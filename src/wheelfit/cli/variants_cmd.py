@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..errors import UsageError, WheelfitError
 from .app import SysrootOpt, TimeoutOpt, app, print_json
+
+if TYPE_CHECKING:
+    from ..variants.metadata import VariantsMetadata
 
 __all__ = ["variants_app"]
 
@@ -43,10 +47,8 @@ def rank(
     """Rank a release's variants for this machine (or --target): compatible labels best first,
     and for each other label the property that excluded it."""
     from .. import api
-    from ..variants.metadata import loads
 
-    body, name = api.read_variants_file(source, environ=os.environ)
-    metadata = loads(body, name)
+    name, metadata = _variants_file(source)
     here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
     notes = here.notes
     ranking = api.rank(metadata, here, environ=os.environ, enable_optional=enable_optional or ())
@@ -82,11 +84,7 @@ def show(
     from rich.console import Console
     from rich.table import Table
 
-    from .. import api
-    from ..variants.metadata import loads
-
-    body, name = api.read_variants_file(source, environ=os.environ)
-    meta = loads(body, name)
+    name, meta = _variants_file(source)
     con = Console()
     con.print(f"[bold]{name}[/]  schema {'.'.join(map(str, meta.schema_version))} ({meta.schema_url})", highlight=False)
     con.print("Namespace priority: " + " > ".join(meta.namespace_order), highlight=False)
@@ -116,3 +114,19 @@ def show(
                 variants.add_row(label if first else "", ns, feat, ", ".join(values))
                 first = False
     con.print(variants)
+
+
+def _variants_file(source: str) -> tuple[str, VariantsMetadata]:
+    """The ``*-variants.json`` the user named; one that cannot be read or is malformed is a usage error (2), as a
+    requirements file is. A network failure reading a URL stays a failure (1)."""
+    from .. import api
+    from ..fetch.errors import NetworkError
+    from ..variants.metadata import loads
+
+    try:
+        body, name = api.read_variants_file(source, environ=os.environ)
+        return name, loads(body, name)
+    except (UsageError, NetworkError):
+        raise
+    except WheelfitError as exc:
+        raise UsageError(str(exc)) from None

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import ReportError, UsageError, clip
 from ..report import Accelerator, Cpu, HardwareReport, Platform
 
 __all__ = ["OVERRIDE_VARIABLES", "TargetError", "apply_overrides", "load_target"]
@@ -56,16 +56,27 @@ class TargetError(UsageError, ValueError):
 def load_target(value: str, host_python: str | None = None) -> HardwareReport:
     """A saved ``wheelfit detect --json`` file, or a spec like ``cuda=6.1+8.9,driver=580.95.05``."""
     path = Path(value)
-    if "=" not in value or path.is_file():
+    shown = clip(value)
+    try:
+        is_file = path.is_file()
+    except OSError:  # a spec too long to be a file name (File name too long)
+        is_file = False
+    if "=" not in value or is_file:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise TargetError(
-                f"--target {value}: no such file, and not a key=value spec ({', '.join(_KEYS)})"
+                f"--target {shown}: no such file, and not a key=value spec ({', '.join(_KEYS)})"
             ) from None
-        except (OSError, ValueError) as exc:
-            raise TargetError(f"--target {value}: not a readable JSON hardware report ({exc})") from exc
-        return HardwareReport.from_dict(data)
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            raise TargetError(f"--target {shown}: cannot read it ({why}); give a saved report or a spec") from None
+        except ValueError as exc:
+            raise TargetError(f"--target {shown}: not a readable JSON hardware report ({clip(str(exc))})") from None
+        try:
+            return HardwareReport.from_dict(data)
+        except ReportError as exc:  # a saved report the user names, with a field of the wrong shape: exit 2
+            raise TargetError(f"--target {shown}: {clip(str(exc), 400)}") from None
     return _from_spec(value, host_python or _platform.python_version())
 
 
@@ -75,7 +86,7 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
         key, eq, val = part.partition("=")
         key = key.strip().lower()
         if not eq or key not in _KEYS or not val.strip():
-            raise TargetError(f"--target: cannot read {part!r}; use key=value with keys {', '.join(_KEYS)}")
+            raise TargetError(f"--target: cannot read {clip(part)!r}; use key=value with keys {', '.join(_KEYS)}")
         fields[key] = val.strip()
     os_name = fields.get("os", "linux").lower()
     if os_name not in _OS:
