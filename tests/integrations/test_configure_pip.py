@@ -129,3 +129,46 @@ def test_a_direct_reference_is_a_usage_error(index: Index, env: dict[str, str]) 
     done = _configure(index, env, f"torch @ {index.pytorch}/cu126/torch/torch-2.14.1+cu126-py3-none-any.whl")
     assert done.returncode == 2
     assert "plans torch-family packages by name" in error_line(done.stderr)
+
+
+def test_every_spelling_pip_honours_is_seen(tmp_path: Path) -> None:
+    """pip normalizes config keys (case, ``_`` for ``-``, a leading ``--``) and hosts are case-insensitive: each
+    spelling that makes pip use the PyTorch index is warned about (one of five was, once)."""
+    from wheelfit.integrations.pip_config import pytorch_index_warnings
+
+    conf = tmp_path / "pip.conf"
+    conf.write_text(
+        "[global]\nextra_index_url = https://download.pytorch.org/whl/cu126\n"
+        "[install]\n--extra-index-url = HTTPS://Download.PyTorch.org/whl/cu128/\n"
+        "Index-URL = https://pypi.org/simple\n"
+    )
+    environ = {"PIP_EXTRA_INDEX_URL": "https://DOWNLOAD.pytorch.org/whl/cpu", "PIP_INDEX_URL": "https://pypi.org/simple"}
+    warned = pytorch_index_warnings(environ, "https://download.pytorch.org/whl", [conf])
+    assert [w.split(" points at ")[0] for w in warned] == [
+        "PIP_EXTRA_INDEX_URL",
+        f"extra_index_url in {conf} [global]",
+        f"--extra-index-url in {conf} [install]",
+    ]
+
+
+def test_a_gpu_target_that_gets_the_cpu_build_is_warned_about_by_every_command_that_writes_it(
+    index: Index, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The plan's warning travels with it: ``lock``, ``configure pip`` and ``configure uv`` say it as ``plan`` does
+    (they once wrote the CPU build for a GPU target without a word)."""
+    old_driver = "cuda=8.6,driver=390.00"  # no CUDA build runs on it: the CPU build, and why
+    warned = "has kernels for target GPU sm_86"
+    done = _configure(index, env, "--target", old_driver, "-o", str(tmp_path / "torch.txt"))
+    assert done.returncode == 0, done.stderr
+    assert any(ln.startswith("wheelfit: warning: ") and warned in ln for ln in done.stderr.splitlines()), done.stderr
+    locked = run_wheelfit(["lock", "torch", "--target", old_driver, "--pytorch-index", index.pytorch, "--index-url",
+                           index.default, "-o", str(tmp_path / "pylock.toml")], env)  # fmt: skip
+    assert locked.returncode == 0, locked.stderr
+    assert any(ln.startswith("wheelfit: warning: ") and warned in ln for ln in locked.stderr.splitlines())
+    (tmp_path / "demo").mkdir()
+    pyproject = '[project]\nname = "demo"\nversion = "0.1"\ndependencies = ["torch"]\n'
+    (tmp_path / "demo" / "pyproject.toml").write_text(pyproject)
+    project = run_wheelfit(["configure", "uv", "--project", str(tmp_path / "demo"), "--pytorch-index", index.pytorch,
+                            "--target", old_driver], env)  # fmt: skip
+    assert project.returncode == 0, project.stderr
+    assert any(ln.startswith("wheelfit: warning: ") and warned in ln for ln in project.stderr.splitlines())

@@ -227,3 +227,26 @@ def test_a_tampered_project_is_refused_by_uv_and_by_check(index: Index, caches: 
     (root / "uv.lock").write_text(lock.replace(sha, ("0" if sha[0] != "0" else "1") + sha[1:]))
     refused = uv(["sync", "--locked"], root, env)
     assert refused.returncode != 0 and "Hash mismatch" in refused.stderr, refused.stderr
+
+
+def test_a_valid_toml_file_of_the_wrong_shape_is_one_line_naming_the_key(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    """Valid TOML that wheelfit cannot read as a project: ``AttributeError`` (exit 70) once; now exit 2 naming the
+    file, the key and the shape, the file untouched."""
+    head = '[project]\nname = "d"\n'
+    cases = [
+        (f'{head}dependencies = "torch"\n', "project.dependencies must be an array of strings, not a string"),
+        (f'{head}[tool]\nuv = "x"\n', "tool.uv must be a table, not a string"),
+        (f"{head}[tool.wheelfit]\nbuilds = 7\n", "tool.wheelfit.builds must be an array of tables, not a number"),
+        ("project = [1, 2]\n", "project must be a table, not an array of other values"),
+    ]
+    for n, (text, message) in enumerate(cases):
+        root = tmp_path / str(n)
+        root.mkdir()
+        path = root / "pyproject.toml"
+        path.write_text(text)
+        done = run_wheelfit(configure(root, index, "--target", PASCAL), uv_env(index, caches))
+        assert done.returncode == 2, done.stderr
+        assert error_line(done.stderr) == f"wheelfit: error: {path}: {message}; fix it and run again"
+        assert path.read_text() == text

@@ -108,12 +108,23 @@ AllowHsaOverrideOpt = Annotated[
         "(not supported by AMD; off by default).",
     ),
 ]
+def _finite(value: float | None, what: str) -> float | None:
+    """A number option that ``inf`` or ``nan`` passed (click's range lets ``nan`` through) is a usage error."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a number of seconds", param_hint=what)
+    return value
+
+
 HttpTimeoutOpt = Annotated[
     float | None,
     typer.Option(
         "--timeout",
         envvar=["WHEELFIT_HTTP_TIMEOUT", "UV_HTTP_TIMEOUT", "UV_REQUEST_TIMEOUT", "PIP_TIMEOUT", "PIP_DEFAULT_TIMEOUT"],
         min=0.1,
+        max=86400.0,
+        callback=lambda value: _finite(value, "--timeout (or its variables)"),
         help="Seconds to wait for an index or download server to connect and for each read (or "
         "WHEELFIT_HTTP_TIMEOUT, uv's UV_HTTP_TIMEOUT/UV_REQUEST_TIMEOUT, pip's PIP_TIMEOUT/PIP_DEFAULT_TIMEOUT; "
         "default 10 to connect, 30 per read).",

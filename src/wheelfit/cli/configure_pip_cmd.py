@@ -52,7 +52,9 @@ def configure_pip(
             network=net, sysroot=sysroot, probe_timeout=probe_timeout, pytorch_index=pytorch_index,
             kb=knowledge(kb_file),
         )  # fmt: skip
-    for warning in done.warnings:
+    from ..integrations.targets import plan_warnings
+
+    for warning in (*plan_warnings([item.target for item in done.files]), *done.warnings):
         sys.stderr.write(f"wheelfit: warning: {warning}\n")
     for item in done.files:
         plan = item.target.plan

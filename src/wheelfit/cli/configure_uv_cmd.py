@@ -42,6 +42,8 @@ def configure_uv(
             project, targets or [], environ=os.environ, network=net, sysroot=sysroot, probe_timeout=probe_timeout,
             write=not (dry_run or check), kb=knowledge(kb_file), pytorch_index=pytorch_index,
         )  # fmt: skip
+    for warning in done.warnings:
+        sys.stderr.write(f"wheelfit: warning: {warning}\n")
     builds = ", ".join(f"{b.extra or b.name}: torch {b.torch} from {b.index}" for b in done.builds)
     if check:
         if done.changed:

@@ -69,6 +69,10 @@ def lock(
             network=net, cwd=Path.cwd(), sysroot=sysroot, probe_timeout=probe_timeout,
             pytorch_index=pytorch_index, index_url=index_url, kb=kb,
         )  # fmt: skip
+    from ..integrations.targets import plan_warnings
+
+    for warning in plan_warnings([item.target for item in done]):
+        typer.echo(f"wheelfit: warning: {warning}", err=True)
     for item in done:
         plan = item.target.plan
         count = f"{len(item.packages)} package{'s' if len(item.packages) != 1 else ''}"

@@ -134,12 +134,29 @@ def pip_config_files(environ: Mapping[str, str], home: Path) -> list[Path]:
     return paths
 
 
+def _pip_key(key: str) -> str:
+    """A config-file key as pip normalizes it (``configuration._normalize_name``): lower case, no leading
+    ``--``, ``_`` read as ``-``: ``--Extra_Index_URL`` is ``extra-index-url``."""
+    key = key.strip().lower().replace("_", "-")
+    return key[2:] if key.startswith("--") else key
+
+
+def _comparable(url: str) -> str:
+    """``url`` with its scheme and host in lower case (they are case-insensitive) and no trailing slash."""
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep:
+        return url.strip().rstrip("/")
+    host, slash, path = rest.partition("/")
+    return f"{scheme.lower()}://{host.lower()}{slash}{path}".rstrip("/")
+
+
 def pytorch_index_warnings(environ: Mapping[str, str], pytorch_base: str, config_files: Sequence[Path]) -> list[str]:
     """One warning per pip setting (variable or config-file key) that points at the PyTorch index."""
-    bases = tuple({pytorch_base.rstrip("/"), _PUBLIC_PYTORCH})
+    bases = tuple({_comparable(pytorch_base), _comparable(_PUBLIC_PYTORCH)})
     found: list[tuple[str, str]] = []
-    for name in _VARIABLES:
-        found += [(name, url) for url in environ.get(name, "").split() if url.rstrip("/").startswith(bases)]
+    for name, value in environ.items():
+        if name.upper() in _VARIABLES:  # pip reads PIP_* names; Windows' environment ignores case
+            found += [(name, url) for url in value.split() if _comparable(url).startswith(bases)]
     for path in config_files:
         parser = configparser.ConfigParser(interpolation=None)
         try:
@@ -147,9 +164,11 @@ def pytorch_index_warnings(environ: Mapping[str, str], pytorch_base: str, config
         except (OSError, configparser.Error, UnicodeDecodeError):
             continue  # pip would complain about it itself; nothing here is ours to report
         for section in parser.sections():
-            for key in _KEYS:
-                urls = parser.get(section, key, fallback="").split()
-                found += [(f"{key} in {path} [{section}]", u) for u in urls if u.rstrip("/").startswith(bases)]
+            for key, value in parser.items(section, raw=True):
+                if _pip_key(key) not in _KEYS:
+                    continue
+                where = f"{key} in {path} [{section}]"
+                found += [(where, u) for u in value.split() if _comparable(u).startswith(bases)]
     return [
         f"{where} points at the PyTorch index ({url}): pip then takes every name from whichever index has the "
         "higher version, the hole behind the December 2022 torchtriton compromise (a torchtriton on PyPI "

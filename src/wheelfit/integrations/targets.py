@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ..api import Network, Target
     from ..resolve.plan import Plan
 
-__all__ = ["TargetPlan", "plan_targets", "target_names"]
+__all__ = ["TargetPlan", "plan_targets", "plan_warnings", "target_names"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,14 @@ class TargetPlan:
     spec: str | None
     target: Target
     plan: Plan
+
+
+def plan_warnings(plans: Sequence[TargetPlan]) -> tuple[str, ...]:
+    """Every plan's warnings, each once, named by its target when there are several: the warnings travel with the
+    plan to every command that acts on it (``lock``, ``configure pip``, ``configure uv`` as ``plan`` and ``env``)."""
+    several = len({tp.name for tp in plans}) > 1
+    out = [f"{tp.name}: {w}" if several else w for tp in plans for w in tp.plan.warnings]
+    return tuple(dict.fromkeys(out))
 
 
 def plan_targets(

@@ -72,6 +72,8 @@ class Configured:
     before: str
     after: str
     builds: tuple[Build, ...]
+    #: What each target's plan says the user should know (a GPU target that got the CPU build), by target name.
+    warnings: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -99,7 +101,7 @@ def configure_uv(
 ) -> Configured:
     """Plan the torch-family packages ``project``'s ``pyproject.toml`` uses for each of ``targets`` (this machine
     when none) and write the uv configuration for them (unless ``write`` is false: ``--dry-run``, ``--check``)."""
-    from .targets import plan_targets
+    from .targets import plan_targets, plan_warnings
 
     path = pyproject_path(project)
     before = read_project_file(path)
@@ -117,7 +119,7 @@ def configure_uv(
         from ..userfiles import Write, write_files
 
         write_files([Write(path, after.encode("utf-8"))])
-    return Configured(path, before, after, builds)
+    return Configured(path, before, after, builds, plan_warnings(plans))
 
 
 def read_project_file(path: Path) -> str:
@@ -151,9 +153,78 @@ def _parse(text: str, path: Path) -> TOMLDocument:
     from tomlkit.exceptions import ParseError
 
     try:
-        return tomlkit.parse(text)
+        doc = tomlkit.parse(text)
     except ParseError as exc:
         raise UsageError(f"{path} is not valid TOML ({exc}); fix it and run again") from None
+    _check_shape(doc.unwrap(), path)
+    return doc
+
+
+#: The keys wheelfit reads or writes, and the shape each must have: ``table`` (of anything), ``strings`` (an
+#: array of strings), ``tables`` (an array of tables), ``table of strings`` (a table whose values are arrays of
+#: strings; dependency groups may also hold ``{include-group = ...}`` tables).
+_SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("project",), "table"),
+    (("project", "dependencies"), "strings"),
+    (("project", "optional-dependencies"), "table of strings"),
+    (("dependency-groups",), "table of strings"),
+    (("tool",), "table"),
+    (("tool", "uv"), "table"),
+    (("tool", "uv", "sources"), "table"),
+    (("tool", "uv", "index"), "tables"),
+    (("tool", "uv", "constraint-dependencies"), "strings"),
+    (("tool", "uv", "conflicts"), "array"),
+    (("tool", "wheelfit"), "table"),
+    (("tool", "wheelfit", "builds"), "tables"),
+)
+
+
+_SHAPE_WORDS = {
+    "table": "a table",
+    "array": "an array",
+    "strings": "an array of strings",
+    "tables": "an array of tables",
+    "table of strings": "a table of arrays of strings",
+}
+
+
+def _check_shape(doc: Mapping[str, Any], path: Path) -> None:
+    """Each key wheelfit reads has the shape it reads it as, or one line naming the file, the key and the shape:
+    a valid TOML file with ``dependencies = "torch"`` or ``[tool] uv = "x"`` is refused before it is used."""
+    for keys, shape in _SHAPES:
+        value: Any = doc
+        for key in keys:
+            if not isinstance(value, Mapping) or key not in value:
+                value = None
+                break
+            value = value[key]
+        if value is None:
+            continue
+        ok = {
+            "table": isinstance(value, Mapping),
+            "array": isinstance(value, list),
+            "strings": isinstance(value, list) and all(isinstance(v, str) for v in value),
+            "tables": isinstance(value, list) and all(isinstance(v, Mapping) for v in value),
+            "table of strings": isinstance(value, Mapping)
+            and all(isinstance(v, list) and all(isinstance(x, (str, Mapping)) for x in v) for v in value.values()),
+        }[shape]
+        if not ok:
+            what = _SHAPE_WORDS[shape]
+            raise UsageError(f"{path}: {'.'.join(keys)} must be {what}, not {_toml_type(value)}; fix it and run again")
+
+
+def _toml_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array of other values"
+    if isinstance(value, Mapping):
+        return "a table"
+    return type(value).__name__
 
 
 def _recorded(doc: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -1,0 +1,67 @@
+"""Values from outside, through the real command line in process (typer's runner): each bad value is one line and
+exit 2 naming what is wrong, never an internal error (exit 70) and never a value repeated whole."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GTX_1080 = "cuda=6.1,driver=580.95.05"
+Cli = Callable[..., tuple[int, str]]
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str]]:
+    """``wheelfit ARGS`` in this process, as the console script runs it (``wheelfit.cli.app.run``): the exit
+    status, and stdout plus stderr. ``env`` variables are set for the call."""
+
+    def call(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+        with warnings.catch_warnings():  # typer 0.25 trips a click deprecation warning when imported under pytest
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from wheelfit.cli.app import run
+        monkeypatch.setenv("WHEELFIT_OFFLINE", "1")
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        code = run(args)
+        out = capsys.readouterr()
+        return code, out.out + out.err
+
+    return call
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "1e400"])
+def test_a_timeout_variable_that_is_not_seconds_is_a_usage_error(cli: Cli, value: str) -> None:
+    code, out = cli(["plan", "torch", "--offline", "--target", GTX_1080], {"UV_HTTP_TIMEOUT": value})
+    assert code == 2, out
+    assert "--timeout" in out and "Traceback" not in out
+
+
+def test_a_target_spec_too_long_for_a_file_name_is_one_clipped_line(cli: Cli) -> None:
+    code, out = cli(["plan", "torch", "--offline", "--target", "x" * 5000])
+    assert code == 2, out
+    assert "File name too long" in out and "more]" in out and len(out) < 1500
+
+
+def test_a_saved_report_with_a_field_of_the_wrong_type_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:
+    code, out = cli(["detect", "--json", "--sysroot", str(Path(__file__).parent / "machines/nvidia-gtx1080/root")])
+    assert code == 0, out
+    report = json.loads(out)
+    report["platform"] = 7
+    saved = tmp_path / "report.json"
+    saved.write_text(json.dumps(report))
+    code, out = cli(["plan", "torch", "--offline", "--target", str(saved)])
+    assert code == 2, out
+    message = "hardware report is malformed: platform section is not an object"
+    assert out.strip() == f"wheelfit: error: --target {saved}: {message}"
+
+
+def test_a_malformed_kb_file_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "kb.json"
+    bad.write_text('{"x":')
+    code, out = cli(["plan", "torch", "--offline", "--target", GTX_1080, "--kb", str(bad)])
+    assert code == 2, out
+    assert out.startswith(f"wheelfit: error: {bad}: not valid JSON")
