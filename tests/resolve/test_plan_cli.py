@@ -54,7 +54,7 @@ def test_broken_kb_file_is_one_line(tmp_path: Path) -> None:
     kb = tmp_path / "kb.json"
     kb.write_text('{"schema_version": "9.0"}')
     r = plan("--kb", str(kb), "--target", "cuda=9.0")
-    assert r.returncode == 1
+    assert r.returncode == 2  # a file the user named: a usage error, as a requirements file
     assert len(r.stderr.strip().splitlines()) == 1 and "schema" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -161,5 +161,5 @@ def test_a_hostile_kb_file_is_one_line_naming_it(tmp_path: Path, body: bytes, sa
     kb.write_bytes(body)
     r = plan("--kb", str(kb), "--target", "cuda=9.0")
     lines = r.stderr.strip().splitlines()
-    assert r.returncode == 1 and len(lines) == 1, r.stderr
+    assert r.returncode == 2 and len(lines) == 1, r.stderr  # the user's own file: usage (2)
     assert lines[0].startswith(f"wheelfit: error: {kb}: ") and says in lines[0], lines[0]
