@@ -250,3 +250,33 @@ def test_a_valid_toml_file_of_the_wrong_shape_is_one_line_naming_the_key(
         assert done.returncode == 2, done.stderr
         assert error_line(done.stderr) == f"wheelfit: error: {path}: {message}; fix it and run again"
         assert path.read_text() == text
+
+
+def test_the_projects_own_sources_and_indexes_are_kept_unless_replace_sources(
+    index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    """A team's vetted mirror for torch is theirs: refused in one line naming it (exit 2, nothing written) instead
+    of being rewritten to the public index; ``--replace-sources`` replaces it."""
+    env = uv_env(index, caches)
+    own_source = '\n[tool.uv.sources]\ntorch = { index = "corp-mirror" }  # our vetted mirror\n'
+    own_index = '\n[[tool.uv.index]]\nname = "pytorch-cu126"\nurl = "https://mirror.corp.example/whl/cu126"\n'
+    cases = [(own_source, "tool.uv.sources.torch"), (own_index, "tool.uv.index pytorch-cu126")]
+    for n, (extra, named) in enumerate(cases):
+        (tmp_path / str(n)).mkdir()
+        root = project(tmp_path / str(n), PYPROJECT + extra)
+        path = root / "pyproject.toml"
+        before = path.read_text()
+        for mode in ([], ["--dry-run"]):
+            done = run_wheelfit([*configure(root, index, "--target", PASCAL), *mode], env)
+            assert done.returncode == 2, done.stderr
+            line = error_line(done.stderr)
+            assert line.startswith(f"wheelfit: error: {named} is the project's own (") and "--replace-sources" in line
+            assert path.read_text() == before
+        replaced = run_wheelfit([*configure(root, index, "--target", PASCAL), "--replace-sources"], env)
+        assert replaced.returncode == 0, replaced.stderr
+        data = tomlkit.parse(path.read_text()).unwrap()
+        assert data["tool"]["uv"]["sources"]["torch"] == {"index": "pytorch-cu126"}
+        planned = {"name": "pytorch-cu126", "url": f"{index.pytorch}/cu126", "explicit": True}
+        assert planned in data["tool"]["uv"]["index"]
+        again = run_wheelfit(configure(root, index, "--target", PASCAL), env)  # now wheelfit's own: no refusal
+        assert again.returncode == 0 and "unchanged" in again.stdout, again.stderr

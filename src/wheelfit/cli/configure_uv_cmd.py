@@ -31,6 +31,14 @@ def configure_uv(
     probe_timeout: TimeoutOpt = 15.0,
     kb_file: KbOpt = None,
     pytorch_index: PytorchIndexOpt = None,
+    replace_sources: Annotated[
+        bool,
+        typer.Option(
+            "--replace-sources",
+            help="Replace the project's own [tool.uv.sources] entries and indexes for the packages wheelfit routes "
+            "(without it, such an entry stops the command, naming it).",
+        ),
+    ] = False,
 ) -> None:
     """Write the PyTorch indexes, sources and (for several --target) one extra per build into pyproject.toml."""
     from .. import api
@@ -41,6 +49,7 @@ def configure_uv(
         done = run(
             project, targets or [], environ=os.environ, network=net, sysroot=sysroot, probe_timeout=probe_timeout,
             write=not (dry_run or check), kb=knowledge(kb_file), pytorch_index=pytorch_index,
+            replace_sources=replace_sources,
         )  # fmt: skip
     for warning in done.warnings:
         sys.stderr.write(f"wheelfit: warning: {warning}\n")

@@ -97,6 +97,7 @@ def configure_uv(
     sysroot: Path | None = None,
     probe_timeout: float = 15.0,
     write: bool = True,
+    replace_sources: bool = False,
     **plan_options: Any,
 ) -> Configured:
     """Plan the torch-family packages ``project``'s ``pyproject.toml`` uses for each of ``targets`` (this machine
@@ -113,7 +114,9 @@ def configure_uv(
         wanted, targets, environ=environ, network=network, sysroot=sysroot, probe_timeout=probe_timeout,
         **plan_options,
     )  # fmt: skip
-    after, builds = render_pyproject(before, wanted, plans, pytorch_index=plan_options.get("pytorch_index"))
+    after, builds = render_pyproject(
+        before, wanted, plans, pytorch_index=plan_options.get("pytorch_index"), replace_sources=replace_sources
+    )
     after = _same_line_endings(before, after)
     if write and after != before:
         from ..userfiles import Write, write_files
@@ -274,6 +277,37 @@ def _extra_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _refuse_replacing(
+    table: Mapping[str, Any],
+    sources: Mapping[str, Sequence[tuple[str, str]]],
+    entries: Sequence[Mapping[str, Any]] | None,
+    indexes: Mapping[str, str],
+    old_managed: set[str],
+    old_indexes: set[str],
+) -> None:
+    """The user's own ``[tool.uv.sources]`` entry for a package wheelfit routes (``torch = { index = "corp-mirror"
+    }  # our vetted mirror``), or their own index under a name wheelfit writes with another URL, is theirs: one
+    line naming it and the option that replaces it, never a silent rewrite."""
+    for name in sources:
+        if name in table and name not in old_managed:
+            raise UsageError(
+                f"tool.uv.sources.{name} is the project's own ({_inline_text(table[name])}), and the plan routes "
+                f"{name} to {sources[name][0][0]}: remove it, or pass --replace-sources to let wheelfit replace it"
+            )
+    for entry in entries or ():
+        name = str(entry.get("name", ""))
+        if name in indexes and name not in old_indexes and str(entry.get("url", "")) != indexes[name]:
+            raise UsageError(
+                f"tool.uv.index {name} is the project's own ({entry.get('url')}), not the plan's {indexes[name]}: "
+                "rename it, or pass --replace-sources to let wheelfit replace it"
+            )
+
+
+def _inline_text(value: Any) -> str:
+    text = str(value.as_string() if hasattr(value, "as_string") else value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
 def _triton(variant: str, platform: str) -> str | None:
     if not platform.startswith("linux"):
         return None
@@ -281,9 +315,15 @@ def _triton(variant: str, platform: str) -> str | None:
 
 
 def render_pyproject(
-    text: str, requirements: Sequence[str], plans: Sequence[TargetPlan], *, pytorch_index: str | None = None
+    text: str,
+    requirements: Sequence[str],
+    plans: Sequence[TargetPlan],
+    *,
+    pytorch_index: str | None = None,
+    replace_sources: bool = False,
 ) -> tuple[str, tuple[Build, ...]]:
-    """``text`` (a ``pyproject.toml``) with the uv configuration for ``plans`` of ``requirements``; pure."""
+    """``text`` (a ``pyproject.toml``) with the uv configuration for ``plans`` of ``requirements``; pure. A source
+    or index of the user's own that the plan needs otherwise is refused unless ``replace_sources``."""
     import tomlkit
 
     doc = tomlkit.parse(text)
@@ -391,6 +431,8 @@ def render_pyproject(
     for name in sorted(old_managed - managed):
         if name in table:
             del table[name]
+    if not replace_sources:
+        _refuse_replacing(table, sources, uv.get("index"), indexes, old_managed, old_indexes)
     for name, where in sources.items():
         if several:
             _set(table, name, _array([_inline({"index": i, "extra": e}) for i, e in where]))
