@@ -65,3 +65,11 @@ def test_a_malformed_kb_file_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:
     code, out = cli(["plan", "torch", "--offline", "--target", GTX_1080, "--kb", str(bad)])
     assert code == 2, out
     assert out.startswith(f"wheelfit: error: {bad}: not valid JSON")
+
+
+def test_a_provider_override_variable_with_a_bad_value_is_a_usage_error(cli: Cli) -> None:
+    """A provider's ``*_FORCE_*`` variable that it cannot read was reported as wheelfit's own bug (exit 70)."""
+    variants = str(Path(__file__).parent / "data/realdata/torch-2.10.0-variants.json")
+    code, out = cli(["variants", "rank", variants], {"AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION": "bad"})
+    assert code == 2, out
+    assert out.strip().startswith("wheelfit: error: AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION='bad' must be")

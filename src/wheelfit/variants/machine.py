@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
+from ..errors import UsageError, clip
 from ..report import HardwareReport
 from .errors import VariantError
 from .ranking import FeatureConfig
@@ -67,8 +68,13 @@ def supported_configs(
     accelerators = [a.to_dict() for a in report.accelerators]
     cpu = {f.name: getattr(report.cpu, f.name) for f in fields(report.cpu)}
     out: dict[str, list[FeatureConfig]] = {}
+    from wheelfit_probekit.variant_plugin import OverrideError
+
     for ns, (module, func) in plugins.items():
-        raw = func(accelerators, cpu, environ)
+        try:
+            raw = func(accelerators, cpu, environ)
+        except OverrideError as exc:  # a provider's *_FORCE_* variable the user set: a usage error, said as it is
+            raise UsageError(clip(str(exc), 400)) from None
         out[ns] = _checked(raw, f"{module} namespace {ns!r}")
     return out
 
