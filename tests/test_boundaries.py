@@ -15,7 +15,9 @@ Cli = Callable[..., tuple[int, str]]
 
 
 @pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str]]:
+def cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> Callable[..., tuple[int, str]]:
     """``wheelfit ARGS`` in this process, as the console script runs it (``wheelfit.cli.app.run``): the exit
     status, and stdout plus stderr. ``env`` variables are set for the call."""
 
@@ -24,6 +26,7 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> 
             warnings.simplefilter("ignore", DeprecationWarning)
             from wheelfit.cli.app import run
         monkeypatch.setenv("WHEELFIT_OFFLINE", "1")
+        monkeypatch.setenv("WHEELFIT_CACHE_DIR", str(tmp_path / "cache"))
         for name, value in (env or {}).items():
             monkeypatch.setenv(name, value)
         code = run(args)
@@ -73,3 +76,19 @@ def test_a_provider_override_variable_with_a_bad_value_is_a_usage_error(cli: Cli
     code, out = cli(["variants", "rank", variants], {"AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION": "bad"})
     assert code == 2, out
     assert out.strip().startswith("wheelfit: error: AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION='bad' must be")
+
+
+def test_a_redirect_to_a_host_name_longer_than_dns_allows_is_one_line_naming_the_url(cli: Cli) -> None:
+    """It ended in ``UnicodeError`` from the HTTP layer (exit 70); a plan now says it could not read the index and
+    plans from the knowledge base, naming the URL and why."""
+    from tests.support.raw_http import Conn, RawRequest, raw_server, reply
+
+    def redirect(request: RawRequest, conn: Conn) -> None:
+        del request
+        conn.send(reply("302 Found", Location="http://" + "a" * 70 + "." + "b" * 300 + ".example/x/"))
+
+    with raw_server(redirect) as server:
+        code, out = cli(["plan", "torch", "--target", GTX_1080, "--pytorch-index", f"{server.url}/whl"],
+                        {"WHEELFIT_OFFLINE": ""})  # fmt: skip
+    assert code == 0, out
+    assert "not a valid URL" in out and "internal error" not in out

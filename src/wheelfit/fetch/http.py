@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 
 from .. import __version__
+from ..errors import clip
 from .deadline import Deadline
 from .errors import HTTPStatusError, NetworkError, RedirectError, TLSError
 from .pace import DEADLINE_EXTENSION, DeadlineError, MaxTimeError, Pace, SpeedRule
@@ -415,6 +416,8 @@ NOT_RETRIED: tuple[type[Exception], ...] = (
     httpx.TooManyRedirects,
     httpx.DecodingError,
     httpx.UnsupportedProtocol,
+    httpx.InvalidURL,
+    UnicodeError,  # a redirect to a host name the IDNA codec refuses (a label longer than DNS allows)
     MaxTimeError,
 )
 
@@ -427,6 +430,9 @@ def not_retried(url: str, exc: Exception, client: httpx.Client) -> NetworkError:
         )
     if isinstance(exc, httpx.DecodingError):
         return NetworkError(f"{url}: the response body cannot be decoded ({describe(exc)}); not retried")
+    if isinstance(exc, (UnicodeError, httpx.InvalidURL)):
+        why = clip(str(exc))
+        return NetworkError(f"{url}: the server sent an address that is not a valid URL ({why}); not retried")
     return NetworkError(f"{url}: {describe(exc)}; not retried")
 
 
