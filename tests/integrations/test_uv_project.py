@@ -280,3 +280,30 @@ def test_the_projects_own_sources_and_indexes_are_kept_unless_replace_sources(
         assert planned in data["tool"]["uv"]["index"]
         again = run_wheelfit(configure(root, index, "--target", PASCAL), env)  # now wheelfit's own: no refusal
         assert again.returncode == 0 and "unchanged" in again.stdout, again.stderr
+
+
+def test_the_triton_is_the_one_the_planned_torch_requires(caches: dict[str, str], tmp_path: Path) -> None:
+    """A torch that requires ``pytorch-triton`` (as nightlies do) gets ``pytorch-triton`` routed to its index, read
+    from its metadata, not the ``triton`` the variant usually has: ``uv lock`` of the project then resolves."""
+    from functools import partial
+
+    from tests.install.loopback import serve
+    from tests.support.wheels import make_torch_like, make_wheel
+
+    root = tmp_path / "index"
+    cu126 = Index(root, "")
+    requires = ["smallnum>=1.0", 'pytorch-triton==3.5.1; platform_system == "Linux"']
+    cu126.put("pytorch/cu126", partial(make_torch_like, version="2.14.1", variant="cu126", requires=requires))
+    cu126.put("pytorch/cu126", partial(make_wheel, name="pytorch-triton", version="3.5.1"))
+    cu126.put("default/simple", partial(make_wheel, name="smallnum", version="1.0"))
+    with serve(root) as url:
+        served = Index(root, url)
+        env = uv_env(served, caches)
+        demo = project(tmp_path, '[project]\nname = "demo"\nversion = "0.1.0"\ndependencies = ["torch"]\n')
+        done = run_wheelfit(configure(demo, served, "--target", PASCAL), env)
+        assert done.returncode == 0, done.stderr
+        data = tomlkit.parse((demo / "pyproject.toml").read_text()).unwrap()
+        assert set(data["tool"]["uv"]["sources"]) == {"torch", "pytorch-triton"}
+        assert "pytorch-triton; sys_platform == 'linux'" in data["project"]["dependencies"]
+        locked = uv(["lock"], demo, env)
+        assert locked.returncode == 0, locked.stderr

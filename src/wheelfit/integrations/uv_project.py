@@ -114,9 +114,11 @@ def configure_uv(
         wanted, targets, environ=environ, network=network, sysroot=sysroot, probe_timeout=probe_timeout,
         **plan_options,
     )  # fmt: skip
+    tritons = _tritons(plans, network) if network is not None else {}
     after, builds = render_pyproject(
-        before, wanted, plans, pytorch_index=plan_options.get("pytorch_index"), replace_sources=replace_sources
-    )
+        before, wanted, plans, pytorch_index=plan_options.get("pytorch_index"), replace_sources=replace_sources,
+        tritons=tritons,
+    )  # fmt: skip
     after = _same_line_endings(before, after)
     if write and after != before:
         from ..userfiles import Write, write_files
@@ -314,6 +316,32 @@ def _triton(variant: str, platform: str) -> str | None:
     return next((name for prefix, name in _TRITON if variant.startswith(prefix)), None)
 
 
+def _tritons(plans: Sequence[TargetPlan], network: Network) -> dict[str, str]:
+    """The Triton each plan's torch requires, by target name, as the install set's walk reads it from the planned
+    files' metadata (a nightly torch requires ``pytorch-triton``, not ``triton``); ``""``: none. A plan whose files
+    cannot be read (offline and not cached) keeps the variant's usual name (:data:`_TRITON`)."""
+    from ..api import planned_files
+    from ..install.install_set import Platform
+    from ..install.sources import IndexPages
+    from ..resolve import Machine
+
+    found: dict[str, str] = {}
+    for tp in plans:
+        if tp.plan.mode == "variant":
+            continue
+        machine = Machine.from_report(tp.target.report)
+        platform = Platform(tuple(machine.tags), machine.markers, machine.python)
+        try:
+            files = planned_files(tp.plan, IndexPages(tp.plan.index_url, network.index), platform, network,
+                                  for_lock=True)  # fmt: skip
+        except WheelfitError:
+            continue
+        torch = {f.name: f for f in files}.get("torch")
+        needed = [f.name for f in files if torch is not None and f.needed_by == f"torch {torch.version}"]
+        found[tp.name] = next((name for name in needed if "triton" in name), "")
+    return found
+
+
 def render_pyproject(
     text: str,
     requirements: Sequence[str],
@@ -321,6 +349,7 @@ def render_pyproject(
     *,
     pytorch_index: str | None = None,
     replace_sources: bool = False,
+    tritons: Mapping[str, str] | None = None,
 ) -> tuple[str, tuple[Build, ...]]:
     """``text`` (a ``pyproject.toml``) with the uv configuration for ``plans`` of ``requirements``; pure. A source
     or index of the user's own that the plan needs otherwise is refused unless ``replace_sources``."""
@@ -351,7 +380,8 @@ def render_pyproject(
         builds.append(build)
         reqs = [_public(pkg.requirement) for pkg in p.packages]
         names = [str(canonicalize_name(pkg.name)) for pkg in p.packages]
-        triton = _triton(p.variant, p.platform)
+        known = (tritons or {}).get(tp.name)  # read from torch's metadata: "" none; absent: the usual name
+        triton = (known or None) if known is not None else _triton(p.variant, p.platform)
         if triton is not None and triton not in names:
             reqs.append(f"{triton}; {_LINUX}")
             names.append(triton)
