@@ -386,7 +386,8 @@ def _variant_plan(
     from packaging.utils import canonicalize_name
     from packaging.version import Version
 
-    from .index.variant_index import read_variant_index, variant_set, wheel_core_metadata
+    from .index.variant_index import read_variant_index, variant_set
+    from .install.sources import MetadataReader
     from .integrations.uv_variants import plan_notes
     from .kb.candidates import knowledge_set
     from .resolve import Machine, resolve
@@ -420,7 +421,7 @@ def _variant_plan(
         if f.filename == pin.filename
     )
     variant = VariantEnvironment.from_properties(chosen.variant, chosen.variant_properties)
-    metadata = wheel_core_metadata(network.index, link, network.store)
+    metadata, _taken = MetadataReader(network.index, network.store).raw(link)  # the install reads the same file
     # Whether uv's wheel-variant preview would install the same, and if not why, in uv's words.
     variants_file = found.metadata[Version(chosen.torch_version)]
     uv_notes = plan_notes(url, variants_file.filename, variants_file.metadata, chosen.variant, link.filename, metadata)

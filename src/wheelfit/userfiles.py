@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import WheelfitError
+from .errors import WheelfitError, clip
 
 __all__ = ["UserFileError", "Write", "write_files"]
 
@@ -63,7 +63,7 @@ def _stage(item: Write) -> Path:
         raise UserFileError(_why(path, exc)) from None
     else:
         if stat.S_ISDIR(st.st_mode):
-            raise UserFileError(f"{_clip(path)} is a directory; give a file name")
+            raise UserFileError(f"{clip(str(path), _SHOWN)} is a directory; give a file name")
         mode = stat.S_IMODE(st.st_mode)
     tmp = path.with_name(f".{path.name[:200]}.{secrets.token_hex(4)}.tmp")
     try:
@@ -96,10 +96,8 @@ def _why(path: Path, exc: OSError) -> str:
         errno.ENAMETOOLONG: "give a shorter file name",
         errno.ENOTDIR: "a part of the path is a file, not a directory",
     }.get(exc.errno or 0, "check the path")
-    return f"cannot write {_clip(path)} ({reason}): {advice}; nothing was changed"
+    return f"cannot write {clip(str(path), _SHOWN)} ({reason}): {advice}; nothing was changed"
 
 
-def _clip(path: Path, limit: int = 300) -> str:
-    """A path as quoted in an error: a 100 kB argument is not repeated in full."""
-    text = str(path)
-    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-limit // 2 :]}"
+#: How much of a path an error quotes: a 100 kB argument is not repeated in full.
+_SHOWN = 300

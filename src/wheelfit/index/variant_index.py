@@ -8,7 +8,6 @@ the candidates are :func:`wheelfit.variants.candidates.variant_candidates`, the 
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -21,14 +20,13 @@ from ..errors import WheelfitError
 from ..fetch.deadline import Deadline
 from ..fetch.hashes import bytes_mismatch
 from ..fetch.http import RetryPolicy, get, status_error
-from ..fetch.wheels import WheelStore
 from ..variants.candidates import metadata_file_version, variant_candidates
 from ..variants.metadata import loads
 from .client import IndexClient
 from .errors import ProjectNotFoundError
 from .links import FileLink
 
-__all__ = ["VariantIndex", "VariantIndexError", "read_variant_index", "variant_set", "wheel_core_metadata"]
+__all__ = ["VariantIndex", "VariantIndexError", "read_variant_index", "variant_set"]
 
 #: Variant metadata is small (PyTorch's is under 5 kB); anything far larger is not one.
 _MAX_BYTES = 8 * 1024 * 1024
@@ -91,24 +89,6 @@ def _fetch(client: httpx.Client, link: FileLink, retry: RetryPolicy, deadline: D
             "the variant index is inconsistent or tampered with"
         )
     return body
-
-
-def wheel_core_metadata(index: IndexClient, link: FileLink, store: WheelStore | None) -> bytes:
-    """METADATA: the PEP 658 file when the page advertises one, else read from the downloaded wheel (kept in
-    ``store``: the install takes the same file)."""
-    if link.core_metadata is not False:
-        return index.core_metadata(link)
-    if store is None:
-        raise VariantIndexError(
-            f"{link.filename}: the index serves no PEP 658 metadata file and downloads are off; "
-            "its dependencies cannot be read"
-        )
-    path, _sha = store.fetch(link)
-    with zipfile.ZipFile(path) as zf:
-        for name in zf.namelist():
-            if name.count("/") == 1 and name.endswith(".dist-info/METADATA"):
-                return zf.read(name)
-    raise VariantIndexError(f"{link.filename}: the wheel has no .dist-info/METADATA; it is broken")
 
 
 def variant_set(found: VariantIndex, platform: str, knowledge: CandidateSet, project: str = "torch") -> CandidateSet:

@@ -63,16 +63,20 @@ class MetadataReader:
     take_download: bool = True
 
     def metadata(self, link: FileLink) -> WheelMetadata:
+        return parse_metadata(*self.raw(link))
+
+    def raw(self, link: FileLink) -> tuple[bytes, FileLink]:
+        """``link``'s METADATA bytes, and the link as the backend should take it (a downloaded wheel's own file)."""
         if is_local(link.url):
-            return parse_metadata(read_wheel_metadata(local_path(link.url), link.filename), link)
+            return read_wheel_metadata(local_path(link.url), link.filename), link
         if link.core_metadata is not False:
-            return parse_metadata(self.index.core_metadata(link), link)
+            return self.index.core_metadata(link), link
         if self.store is None:
             raise OfflineError(f"offline: {link.filename} has no PEP 658 metadata and is not downloaded yet")
         path, sha = self.store.fetch(link, require_hash=link.url not in self.unpinned)
         url = path.as_uri() if self.take_download else link.url
         taken = FileLink(link.filename, url, {**link.hashes, "sha256": sha}, size=link.size)
-        return parse_metadata(read_wheel_metadata(path, link.filename), taken)
+        return read_wheel_metadata(path, link.filename), taken
 
 
 @dataclass
