@@ -28,7 +28,7 @@ from ..index.errors import NoMatchingFileError
 from ..index.links import FileLink
 from ..index.select import Selection, select_wheel
 from .errors import InstallError, WheelNotFoundError
-from .family import is_torch_family
+from .family import TORCH_FAMILY, is_torch_family
 
 __all__ = [
     "FamilyFile",
@@ -256,8 +256,6 @@ class InstallSet:
     @property
     def blocked(self) -> tuple[str, ...]:
         """Every torch-family name neither in the set nor kept: unresolvable on every other index."""
-        from .family import TORCH_FAMILY
-
         taken = {f.name for f in self.family} | set(self.kept)
         return tuple(sorted(n for n in TORCH_FAMILY if n not in taken))
 

@@ -196,14 +196,21 @@ def _parse(stdout: str, python: str, env: Mapping[str, str]) -> TargetEnv:
     )
 
 
+def _last_line(stdout: str) -> tuple[str, Any]:
+    """A child's answer: its last line, and that line read as JSON (``None`` if it is not); whatever its start-up
+    printed before (a ``.pth`` banner) is not read."""
+    lines = stdout.strip().splitlines()
+    last = lines[-1] if lines else ""
+    try:
+        return last, json.loads(last) if last else None
+    except ValueError:
+        return last, None
+
+
 def _last_json(stdout: str, python: str) -> dict[str, Any]:
     """The description: the last line of the child's output (a ``.pth`` file may print at start-up before it),
     checked for the shape read from it before anything is trusted."""
-    lines = stdout.strip().splitlines()
-    try:
-        data = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        data = None
+    last, data = _last_line(stdout)
     texts = ("executable", "prefix", "python", "purelib", "platlib", "scripts")
     tables = ("markers", "installed", "tag_facts")
     if not (
@@ -211,7 +218,7 @@ def _last_json(stdout: str, python: str) -> dict[str, Any]:
         and all(isinstance(data.get(k), str) for k in texts)
         and all(isinstance(data.get(k), dict) for k in tables)
     ):
-        shown = (lines[-1] if lines else "nothing")[:200]
+        shown = (last or "nothing")[:200]
         raise EnvironmentProbeError(f"{python} did not describe itself (it printed {shown!r}); is it Python 3.8+?")
     markers, installed = data["markers"], data["installed"]
     if not all(isinstance(v, str) for d in (markers, installed) for v in [*d, *d.values()]):
@@ -260,11 +267,7 @@ def _asked_tags(python: str, env: Mapping[str, str]) -> tuple[str, ...]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise EnvironmentProbeError(f"{python} failed to give its wheel tags: {last}")
-    lines = done.stdout.strip().splitlines()
-    try:
-        found = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        found = None
+    _last, found = _last_line(done.stdout)
     if not (isinstance(found, list) and found and all(isinstance(t, str) for t in found)):
         raise EnvironmentProbeError(f"{python} gave no wheel tags; is it Python 3.8 or newer?")
     return tuple(found)
