@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MACHINES = Path(__file__).resolve().parent / "machines"
 #: Recorded real data (origin and licence in its README.md); inside the repository, so a fresh clone tests.
 REALDATA = Path(__file__).resolve().parent / "data" / "realdata"
+#: A data directory that does not exist, for children started outside a test (session fixtures): nothing measured.
+_NO_DATA_DIR = str(Path(tempfile.gettempdir()) / f"wheelfit-tests-no-data-{os.getpid()}")
 #: A PyTorch index URL on loopback where nothing listens (TCP port 9, discard).
 UNREACHABLE_INDEX = "http://127.0.0.1:9/whl"
 
@@ -22,6 +25,8 @@ def hermetic_env(**extra: str) -> dict[str, str]:
     # Tests never contact the real PyTorch index: one that forgets --pytorch-index (or --offline) reaches a port
     # where nothing listens (the discard port) and plans from the knowledge base, saying so.
     env.update(WHEELFIT_PYTORCH_INDEX=UNREACHABLE_INDEX)
+    # The test's own data directory (what verify and doctor measured), never the user's: see the fixture below.
+    env.update(WHEELFIT_DATA_DIR=os.environ.get("WHEELFIT_DATA_DIR", _NO_DATA_DIR))
     env.update(extra)
     return env
 
@@ -31,3 +36,10 @@ def realdata() -> Path:
     if not REALDATA.is_dir():
         pytest.fail(f"recorded real data not found at {REALDATA}; it is part of the repository (tests/data/realdata)")
     return REALDATA
+
+
+@pytest.fixture(autouse=True)
+def _own_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test measures into and plans from its own data directory (``WHEELFIT_DATA_DIR``): what one test's
+    ``verify`` recorded never steers another's plan, and the user's is never read or written."""
+    monkeypatch.setenv("WHEELFIT_DATA_DIR", str(tmp_path / "wheelfit-data"))

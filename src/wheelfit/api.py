@@ -25,6 +25,7 @@ from .errors import UsageError, WheelfitError
 if TYPE_CHECKING:
     import httpx
 
+    from .doctor import Diagnosis
     from .fetch.cache import Cache
     from .fetch.wheels import ProgressCallback, WheelStore
     from .index.client import IndexClient
@@ -44,12 +45,14 @@ if TYPE_CHECKING:
     from .variants.ranking import Ranking
 
 __all__ = [
+    "DoctorOutcome",
     "InstallOutcome",
     "Network",
     "Target",
     "VerifyOutcome",
     "backend",
     "detect",
+    "doctor_environment",
     "family_source",
     "install",
     "install_requirements",
@@ -253,6 +256,18 @@ def _stall_reporter(progress: ProgressCallback | None) -> Callable[[str, str, fl
 # -- planning -------------------------------------------------------------------------------------------------
 
 
+def _knowledge(kb: Knowledge | None, environ: Mapping[str, str]) -> Knowledge:
+    """``kb`` (else the packaged knowledge base) with the builds measured on this machine (``verify``, ``doctor``)
+    over it: the file in wheelfit's data directory, read once per knowledge base."""
+    from .kb.matrix import load_knowledge
+    from .kb.measured import measured_path, read_measured
+
+    base = kb if kb is not None else load_knowledge()
+    if base.measured.path:
+        return base
+    return replace(base, measured=read_measured(measured_path(environ, sys.platform, Path.home())))
+
+
 def plan(
     requirements: Sequence[str],
     target: Target,
@@ -269,9 +284,12 @@ def plan(
     force: bool = False,
     allow_hsa_override: bool = False,
     extra_index_urls: Sequence[str] = (),
+    from_files: Sequence[str] = (),
 ) -> Plan:
     """The build for ``target``: the candidates the PyTorch index has (``network=None``: the knowledge base's
-    alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch.
+    alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch. Each
+    companion pinned is looked up on the index the plan installs from (a plan it lacks one for is refused),
+    except those of ``from_files``, which the caller takes from wheel files it was given.
 
     The user may choose the build, as uv's ``--torch-backend`` does: ``torch_backend`` (``auto``, ``cpu``,
     ``cu128``, ``rocm7.1``, ``xpu``; else ``UV_TORCH_BACKEND`` in ``environ``), a local label
@@ -279,9 +297,8 @@ def plan(
     (``.../whl/cu128``). That
     build is judged, never swapped: one without kernels here is refused unless ``force`` (``--force-build``).
     ``allow_hsa_override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION."""
-    from .index.candidates import gather_candidates, triton_from_metadata
+    from .index.candidates import check_companions, gather_candidates, triton_from_metadata
     from .index.config import resolve_index_config
-    from .kb.matrix import load_knowledge
     from .resolve import Machine, Request, resolve
     from .resolve.fallback import detector_fallbacks
 
@@ -294,7 +311,7 @@ def plan(
         requirements or ["torch"], allow_cpu=allow_cpu, index_base=base, pre=pre, torch_backend=backend,
         torch_backend_from=backend_from, torch_backend_how=how, force=force, allow_hsa_override=allow_hsa_override,
     )  # fmt: skip
-    knowledge = kb if kb is not None else load_knowledge()
+    knowledge = _knowledge(kb, environ)
     notes = [*target.notes, *config.notes]
     if variant_index and request.torch_backend is not None:
         notes.append(f"{request.torch_backend_from} chooses a build: planned from the per-variant indexes")
@@ -311,6 +328,7 @@ def plan(
     result = resolve(found, candidates, request)
     if index is not None:
         result = triton_from_metadata(result, candidates, found, index)  # a torch newer than the knowledge base
+        result = check_companions(result, found, index, skip=from_files)
     return replace(result, warnings=(*notes, *result.warnings), detector_failures=fallbacks)
 
 
@@ -334,7 +352,6 @@ def judge_build(
 
     from .index.candidates import gather_candidates
     from .index.config import resolve_index_config
-    from .kb.matrix import load_knowledge
     from .resolve import Machine, Request
     from .resolve import judge_build as judge
 
@@ -345,7 +362,7 @@ def judge_build(
     base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
     here = Machine.from_report(target.report)
     index = network.index if network is not None else None
-    knowledge = kb if kb is not None else load_knowledge()
+    knowledge = _knowledge(kb, environ)
     candidates = gather_candidates(knowledge, here, index, base, label=chosen.lower() if chosen else None)
     request = Request.parse(["torch"], index_base=base, allow_hsa_override=allow_hsa_override)
     return judge(here, candidates, version, chosen, request)
@@ -738,7 +755,7 @@ def _plan_install(
     def plan_for(torch: str, exact: bool = False, forced: bool = False) -> Plan:
         return plan(
             [torch, *companions], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
-            variant_index=variant_index, allow_cpu=allow_cpu, pre=pre or exact,
+            variant_index=variant_index, allow_cpu=allow_cpu, pre=pre or exact, from_files=tuple(given),
             **{**(choice or {}), **({"force": True} if forced else {})},
         )  # fmt: skip
 
@@ -864,6 +881,8 @@ class VerifyOutcome:
     #: ``None`` when torch could not be imported, or no plan could be made (the verification says why).
     plan: Plan | None
     env: TargetEnv
+    #: The machine judged.
+    target: Target | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = self.verification.to_dict()
@@ -883,6 +902,8 @@ def verify_environment(
     kb: Knowledge | None = None,
     pytorch_index: str | None = None,
     variant_index: str | None = None,
+    others: Sequence[str] = (),
+    today: str | None = None,
 ) -> VerifyOutcome:
     """``wheelfit verify``: import torch in ``python``'s environment and judge whether it runs on this machine (or
     ``target``); the machine's plan for the same torch version is made to say whether it is wheelfit's pick. A
@@ -894,9 +915,10 @@ def verify_environment(
 
     py = target_python(python, environ, read_only=True)
     pending = start_inspect(py, environ)  # the environment is described while torch imports
-    facts = probe_torch(py, environ)
+    facts = probe_torch(py, environ, others=others)
     env = pending.result()
     here = machine(target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout, python=_full_python(env))
+    kb = _knowledge(kb, environ)
     chosen: Plan | None = None
     why: str | None = None
     if facts.error is None:
@@ -910,7 +932,106 @@ def verify_environment(
         except (WheelfitError, InvalidVersion) as exc:
             why = str(exc)
     checked = verify(chosen, facts, here, kb=kb, target_from=_target_from(target, sysroot), plan_error=why)
-    return VerifyOutcome(checked, chosen, env)
+    if today is not None and target is None:
+        _record_measured(checked, here, kb, today, environ)
+    return VerifyOutcome(checked, chosen, env, here)
+
+
+def _record_measured(
+    checked: Verification, here: Target, kb: Knowledge, today: str, environ: Mapping[str, str]
+) -> None:
+    """What torch said about its own kernels, kept for later plans of that build: only a list torch reported
+    (it reports one only while it sees a GPU), only for this machine's platform. A data directory that cannot
+    be written loses the measurement, never the verification."""
+    from packaging.version import Version
+
+    from .kb.measured import measured_path, updated
+    from .kb.overlay import Measured
+    from .resolve import Machine
+    from .userfiles import UserFileError, Write, write_files
+
+    facts = checked.facts
+    if not facts.arch_list or checked.label is None or facts.error is not None:
+        return
+    try:
+        platform = Machine.from_report(here.report).platform_key
+        version = Version(facts.version)
+    except (WheelfitError, ValueError):
+        return
+    runtime = facts.cuda or facts.hip or facts.xpu
+    new = Measured(version, checked.label, platform, facts.arch_list, runtime, today)
+    if kb.measured.builds.get(new.key) == new:
+        return
+    with contextlib.suppress(UserFileError):
+        write_files([Write(measured_path(environ, sys.platform, Path.home()), updated(kb.measured, [new]))])
+
+
+@dataclass(frozen=True)
+class DoctorOutcome:
+    diagnosis: Diagnosis
+    #: The build the fixes install (this torch version's that runs here, else the newest that does).
+    fix_plan: Plan | None
+    env: TargetEnv
+
+
+def doctor_environment(
+    *,
+    environ: Mapping[str, str],
+    network: Network | None,
+    python: str | None = None,
+    target: str | None = None,
+    sysroot: Path | None = None,
+    probe_timeout: float = 15.0,
+    kb: Knowledge | None = None,
+    pytorch_index: str | None = None,
+    variant_index: str | None = None,
+    today: str | None = None,
+) -> DoctorOutcome:
+    """``wheelfit doctor``: ``verify``'s judgement, and what else is wrong (hidden GPUs, a shadowed torch, changed
+    files, extensions of another torch), each with the build that fixes it. Changes nothing."""
+    from packaging.utils import canonicalize_name
+
+    from .doctor import EXTENSIONS, diagnose
+    from .install.installed_record import check_installed_records
+    from .kb.drivers import compat_floor, toolkit_floor
+    from .resolve import Machine
+    from .resolve.request import TRITONS
+
+    outcome = verify_environment(
+        environ=environ, network=network, python=python, target=target, sysroot=sysroot, probe_timeout=probe_timeout,
+        kb=kb, pytorch_index=pytorch_index, variant_index=variant_index, others=(*TRITONS, *EXTENSIONS), today=today,
+    )  # fmt: skip
+    here = outcome.target
+    found = Machine.from_report(here.report) if here is not None else None
+    facts = outcome.verification.facts
+    fix_plan = outcome.plan
+    gpu_machine = found is not None and found.gpus is not None
+    if here is not None and (fix_plan is None or (gpu_machine and fix_plan.variant == "cpu")):
+        try:  # no build of this version serves the GPU: the newest torch that does
+            fix_plan = plan(
+                ["torch"], here, environ=environ, network=network, kb=kb, pytorch_index=pytorch_index,
+                variant_index=variant_index,
+            )  # fmt: skip
+        except UsageError:
+            raise
+        except WheelfitError:
+            fix_plan = outcome.plan
+    family = {"torch", *(canonicalize_name(c.name) for c in (*facts.companions, *facts.others))}
+    family &= {"torch", "torchvision", "torchaudio", *TRITONS}
+    changed: tuple[str, ...] = ()
+    if facts.error is None:
+        records = check_installed_records(outcome.env.install_dirs, outcome.env.prefix, sorted(family))
+        changed = tuple(d.name for d in records.distributions if not d.ok)
+    major = (facts.cuda or "").split(".")[0]  # minor-version compatibility: the floor of the CUDA major
+    floor = (compat_floor(int(major)) or toolkit_floor(str(facts.cuda))) if major.isdigit() else None
+    driver_os = found.driver_os if found is not None else "linux"
+    needed = (floor.windows if driver_os == "windows" else floor.linux) if floor is not None else None
+    diagnosis = diagnose(
+        outcome.verification, here.report if here is not None else None, plan=fix_plan, environ=environ,
+        install_dirs=[str(d) for d in outcome.env.install_dirs], detected=not target, changed=changed,
+        driver_floor=str(needed) if needed is not None else None,
+    )  # fmt: skip
+    return DoctorOutcome(diagnosis, fix_plan, outcome.env)
 
 
 # -- variant files --------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ I/O (:mod:`wheelfit.index.candidates`) and judged without any (:func:`wheelfit.r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CERTAIN",
     "CONFIDENCE_ORDER",
+    "DOUBTFUL",
     "Candidate",
     "CandidateSet",
     "Fact",
@@ -39,6 +40,9 @@ Mode = Literal["index", "variant"]
 CONFIDENCE_ORDER: tuple[str, ...] = ("P", "M", "S", "U", "inferred")
 #: A plan that rests only on these needs no word of doubt.
 CERTAIN = frozenset({"P", "M"})
+#: A guess: the knowledge base's "uncertain", or wheelfit's own inference. A build whose existence is a guess is
+#: not chosen over one whose existence is not (no index having said either way).
+DOUBTFUL = frozenset({"U", "inferred"})
 
 
 @dataclass(frozen=True)
@@ -48,10 +52,22 @@ class Fact:
     what: str
     confidence: str
     source: str
+    #: Measured on this machine (``verify``, ``doctor``), not the knowledge base's word.
+    measured_here: bool = False
 
     @property
     def certain(self) -> bool:
         return self.confidence in CERTAIN
+
+    @property
+    def doubtful(self) -> bool:
+        """A guess (:data:`DOUBTFUL`), or a confidence wheelfit does not know."""
+        return self.confidence in DOUBTFUL or self.confidence not in CONFIDENCE_ORDER
+
+    @property
+    def inferred(self) -> bool:
+        """wheelfit's own inference (a release newer than the knowledge base), not the knowledge base's word."""
+        return self.confidence == "inferred"
 
     def to_dict(self) -> dict[str, str]:
         return {"fact": self.what, "confidence": self.confidence, "source": self.source}
@@ -71,6 +87,27 @@ class Kernels:
     ptx: tuple[str, ...] = ()
     gfx: tuple[str, ...] = ()
     aot: tuple[str, ...] = ()
+
+    @classmethod
+    def from_arch_list(cls, arch_list: Sequence[str]) -> Kernels:
+        """``torch.cuda.get_arch_list()`` (``sm_86``, ``sm_90a``, ``compute_120``, ``gfx942``) or
+        ``torch.xpu.get_arch_list()`` (``pvc``, ``bmg``: AOT targets) as kernel lists."""
+        sass: list[str] = []
+        ptx: list[str] = []
+        gfx: list[str] = []
+        other: list[str] = []
+        for entry in arch_list:
+            kind, _, num = entry.partition("_")
+            num = num.rstrip("af")  # sm_90a, sm_100f: family-specific builds of the same capability
+            if kind == "sm" and num.isdigit() and len(num) >= 2:
+                sass.append(num)
+            elif kind == "compute" and num.isdigit() and len(num) >= 2:
+                ptx.append(num)
+            elif entry.startswith("gfx"):
+                gfx.append(entry.split(":")[0])
+            else:
+                other.append(entry)
+        return cls(tuple(dict.fromkeys(sass)), tuple(dict.fromkeys(ptx)), tuple(gfx), tuple(other))
 
 
 @dataclass(frozen=True)
@@ -140,7 +177,13 @@ class Candidate:
     def inferred(self) -> bool:
         """Whether the kernel facts are wheelfit's inference (a release newer than the knowledge base)."""
         fact = self.facts.get("kernels")
-        return fact is not None and fact.confidence == "inferred"
+        return fact is not None and fact.inferred
+
+    @property
+    def measured(self) -> bool:
+        """Whether the kernel facts were measured on this machine (:mod:`wheelfit.kb.overlay`)."""
+        fact = self.facts.get("kernels")
+        return fact is not None and fact.measured_here
 
     def __str__(self) -> str:
         return f"{self.version}+{self.label}" if self.mode == "index" else f"{self.version} ({self.label})"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from wheelfit.errors import WheelfitError
@@ -66,6 +67,31 @@ def write(tmp_path: Path, data: dict[str, Any] | str) -> Path:
 def test_releases_2_5_to_2_15_newest_first(kb: Knowledge) -> None:
     series = [r.name for r in kb.releases_newest_first()]
     assert series == ["2.15", "2.14", "2.13", "2.12", "2.11", "2.10", "2.9", "2.8", "2.7", "2.6", "2.5"]
+
+
+def test_2_16_is_release_candidates_and_2_17_the_nightly_line(kb: Knowledge) -> None:
+    """pytorch#196028: 2.16 branched on 30 Nov 2026, release 22 Dec 2026; since the cut its release candidates are
+    on the test channel and the nightly channel builds 2.17.0.dev. Neither is released, so neither is planned from
+    the knowledge base alone (only with --pre, from the index)."""
+    lines = {r.name: r for r in kb.releases_newest_first(pre=True) if r.prerelease}
+    assert {name: r.channel for name, r in lines.items()} == {"2.16": "test", "2.17": "nightly"}
+    assert kb.releases_newest_first(nightly=True) == kb.releases_newest_first(pre=True)  # the older keyword
+    rc, nightly = lines["2.16"], lines["2.17"]
+    assert rc.note is not None and "22 Dec 2026" in rc.note and "whl/test" in rc.note
+    assert "22 Dec 2026" in kb.sources["PT-196028"] and "30 Nov 2026" in kb.sources["PT-196028"]
+    # Release candidates carry the release's version (2.16.0); the nightly line's builds are dev releases.
+    assert rc.builds_version(Version("2.16.0")) and not rc.builds_version(Version("2.16.0.dev20261101"))
+    assert nightly.builds_version(Version("2.17.0.dev20261201")) and not nightly.builds_version(Version("2.17.0"))
+    # Every fact of both lines is uncertain; 2.17's variants are 2.16's.
+    for line in (rc, nightly):
+        for builds in line.platforms.values():
+            assert builds.confidence == "U" and all(v.confidence == "U" for v in builds.variants.values())
+    for name, builds in rc.platforms.items():
+        assert set(builds.variants) == set(nightly.platforms[name].variants), name
+    assert "cu134" not in rc.platforms["windows_amd64"].variants  # CUDA_ARCHES_NO_WINDOWS = ['13.4']
+    # 2.16.0's torchvision is not known: no pin, so that the index decides on every platform.
+    assert dict(rc.companions[Version("2.16.0")].pins) == {"triton": SpecifierSet("~=3.9.0")}
+    assert nightly.companions[Version("2.17.0")].confidence == "U"
 
 
 def test_versions_are_sorted_version_objects(kb: Knowledge) -> None:
@@ -154,6 +180,19 @@ def test_windows_cu126_adds_sm_61(kb: Knowledge) -> None:
         if win is not None:
             assert "61" in win.sass, release.name
             assert "61" not in must(kb, release.name, "linux_x86_64", "cu126").sass
+
+
+def test_windows_cu132_of_2_14_rests_on_the_windows_build_script(kb: Knowledge) -> None:
+    """.ci/wheel/windows/build_env_setup.py (main @5666f546): '132': '7.5;8.0;8.6;9.0;10.0;12.0', the Linux list.
+    Read on main, it makes 2.14 primary; 2.12 and 2.13 cite it but stay uncertain (their own copies unread)."""
+    win = must(kb, "2.14", "windows_amd64", "cu132")
+    assert (win.sass, win.ptx) == (("75", "80", "86", "90", "100", "120"), ())
+    assert (win.confidence, win.source) == ("P", "BES-WIN")
+    assert "5666f546" in kb.sources["BES-WIN"] and "build_env_setup.py" in kb.sources["BES-WIN"]
+    assert win.sass == must(kb, "2.14", "linux_x86_64", "cu132").sass
+    for series in ("2.12", "2.13"):
+        older = must(kb, series, "windows_amd64", "cu132")
+        assert (older.confidence, older.source) == ("U", "BES-WIN"), series
 
 
 def test_aarch64_lists(kb: Knowledge) -> None:
@@ -270,6 +309,18 @@ def test_gfx_first_releases(kb: Knowledge) -> None:
     assert gfx_releases(kb, "gfx1201")[0] == "2.7"
     assert gfx_releases(kb, "gfx1103") == ["2.13", "2.14", "2.15"]
     assert gfx_releases(kb, "gfx1031") == []
+
+
+def test_gfx1250_from_2_15_as_uncertain_as_its_source(kb: Knowledge) -> None:
+    """pytorch#196610 added gfx1250 (MI450) to the nightly wheel arch list before the 2.15 cut: the ROCm builds of
+    2.15 and of the lines after it list it, all U, none before."""
+    assert gfx_releases(kb, "gfx1250") == ["2.15"]
+    assert "#196610" in kb.sources["PT-196610"]
+    for series in ("2.15", "2.16", "2.17"):
+        for label in ("rocm7.14", "rocm10.0"):
+            v = must(kb, series, "linux_x86_64", label)
+            assert "gfx1250" in v.gfx and v.confidence == "U", (series, label)
+            assert v.note is not None and "PT-196610" in v.note, (series, label)
 
 
 def test_rocm7_14_drops_gfx900_and_gfx906(kb: Knowledge) -> None:

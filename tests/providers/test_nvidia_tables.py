@@ -173,6 +173,21 @@ def test_newest_toolkits_say_only_what_the_sources_state() -> None:
     assert update is not None and (update.min_driver, update.release) == ("610.43.02", "13.3 Update 1")
 
 
+@pytest.mark.parametrize("windows", [False, True])
+def test_cuda_13_4_update_1_and_13_5_are_listed_without_a_floor(windows: bool) -> None:
+    """NVIDIA's notes list 13.4 Update 1 (13.4.2) and 13.5; no driver number of theirs was found, so the rows say
+    so (null, U) and never count as the CUDA a driver supports, while 13.4's GA row still decides cu134."""
+    update = newest_update_floor("13.4", windows=windows)
+    assert update is not None
+    assert (update.min_driver, update.release, update.confidence) == (None, "13.4 Update 1 (13.4.2)", "U")
+    ga = toolkit_floor("13.4", windows=windows)
+    assert ga is not None and ga.release == "13.4 GA (13.4.1)"
+    v135 = toolkit_floor("13.5", windows=windows)
+    assert v135 is not None and (v135.min_driver, v135.release, v135.confidence) == (None, "13.5 GA", "U")
+    assert v135.met_by("700.00") is None  # an unknown floor is neither met nor missed
+    assert max_cuda_for_driver("700.00", windows) == ("13.0" if windows else "13.3")
+
+
 @pytest.mark.parametrize(
     ("major", "linux", "windows"),
     [(11, "450.80.02", "452.39"), (12, "525.60.13", "527.41"), (13, "580.65.06", "580.00")],
@@ -213,16 +228,16 @@ _DELETE = object()
 @pytest.mark.parametrize(
     ("rows", "index", "change", "expected"),
     [
-        ("linux", 18, {"confidence": _DELETE}, "linux[18] (12.6 GA): missing 'confidence'"),
-        ("linux", 18, {"min_driver": _DELETE}, "linux[18] (12.6 GA): missing 'min_driver' (null where"),
-        ("linux", 18, {"min_driver": "r560"}, "linux[18] (12.6 GA): 'min_driver' must be a driver version"),
-        ("linux", 18, {"min_driver": "606.28.03"}, "linux[18] (12.6 GA): 606.28.03 is above 560.35.03"),
-        ("windows", 2, {"source": "audit"}, "windows[2] (13.3 GA): 'source' must be a key of 'sources'"),
-        ("windows", 2, {"confidence": "high"}, "windows[2] (13.3 GA): 'confidence' must be one of P, M, S, U"),
-        ("windows", 2, {"cuda": "13"}, "windows[2] (13.3 GA): 'cuda' must be a CUDA minor such as '12.6'"),
-        ("windows", 2, {"cuda": "13.5"}, "windows[2] (13.3 GA): rows run newest first, but 13.5 follows 13.3"),
-        ("windows", 2, {"driver": "580.00"}, "windows[2] (13.3 GA): unknown field 'driver'"),
-        ("linux", 1, {"release": "13.3 GA"}, "linux[2] (13.3 GA): release '13.3 GA' appears twice"),
+        ("linux", 20, {"confidence": _DELETE}, "linux[20] (12.6 GA): missing 'confidence'"),
+        ("linux", 20, {"min_driver": _DELETE}, "linux[20] (12.6 GA): missing 'min_driver' (null where"),
+        ("linux", 20, {"min_driver": "r560"}, "linux[20] (12.6 GA): 'min_driver' must be a driver version"),
+        ("linux", 20, {"min_driver": "606.28.03"}, "linux[20] (12.6 GA): 606.28.03 is above 560.35.03"),
+        ("windows", 4, {"source": "audit"}, "windows[4] (13.3 GA): 'source' must be a key of 'sources'"),
+        ("windows", 4, {"confidence": "high"}, "windows[4] (13.3 GA): 'confidence' must be one of P, M, S, U"),
+        ("windows", 4, {"cuda": "13"}, "windows[4] (13.3 GA): 'cuda' must be a CUDA minor such as '12.6'"),
+        ("windows", 4, {"cuda": "13.5"}, "windows[4] (13.3 GA): rows run newest first, but 13.5 follows 13.3"),
+        ("windows", 4, {"driver": "580.00"}, "windows[4] (13.3 GA): unknown field 'driver'"),
+        ("linux", 3, {"release": "13.3 GA"}, "linux[4] (13.3 GA): release '13.3 GA' appears twice"),
         ("compat-windows", 0, {"cuda": 13}, "minor_compat.windows[0] (13.x minor-version compatibility): 'cuda'"),
         ("compat-linux", 1, {"cuda": "13"}, "minor_compat.linux[1] (12.x minor-version compatibility): a second"),
     ],
@@ -261,7 +276,7 @@ def test_a_broken_file_is_one_line_too(text: str, expected: str) -> None:
 
 def test_the_shipped_table_parses() -> None:
     table = parse_driver_table(TABLE)
-    assert {len(table.toolkits["linux"]), len(table.toolkits["windows"])} == {41}
+    assert {len(table.toolkits["linux"]), len(table.toolkits["windows"])} == {43}
     assert sorted(table.minor_compat["linux"]) == sorted(table.minor_compat["windows"]) == [11, 12, 13]
 
 

@@ -35,6 +35,11 @@ W581 = "581.42"
 W572 = "572.61"  # CUDA 12.8 U1's Windows minimum
 
 MINOR = "minor-version compatibility"
+#: torch 2.15 on Linux: cu132 is the one CUDA build the knowledge base is sure is published (measured, BM-2.1);
+#: cu130 and cu134 are U (the 2.15 variant set is unverified, BM-1.2). With no index read to confirm them, a plan
+#: takes cu132, through minor-version compatibility on an R580 driver, and says why cu130 was passed over.
+SURE_215 = "cu132"
+UNSURE_CU130 = "cu130: not known to exist (the knowledge base marks it U"
 TO_CPU = "installing the CPU build"
 
 
@@ -99,20 +104,20 @@ CASES = [
     case("sm70-pinned-2.11", t("cuda=7.0"), ("torch==2.11.*",), "2.11.0", "cu126", says=("cu128: no SASS for sm_70",)),
     # R535 meets no 12.x toolkit's own floor: the lowest CUDA under minor-version compatibility.
     case("sm70-r535-pinned-2.8-2.10", t("cuda=7.0", D535), ("torch>=2.8,<2.11",), "2.10.0", "cu126", warns=(MINOR,)),
-    case("sm75-t4", t("cuda=7.5"), T, "2.15.0", "cu130", not_warns=(MINOR,)),
+    case("sm75-t4", t("cuda=7.5"), T, "2.15.0", SURE_215, warns=(MINOR,), says=(UNSURE_CU130,)),
     case("sm80-a100-r595", t("cuda=8.0", D595), T, "2.15.0", "cu132", says=("CUDA 13.2's own minimum",)),
-    case("sm86-rtx3090", t("cuda=8.6"), T, "2.15.0", "cu130", says=("CUDA 13.0's own minimum",)),
-    case("sm89-runs-sm86", t("cuda=8.9"), T, "2.15.0", "cu130", says=("cu130 has kernels for sm_89",)),
-    case("sm90-h100", t("cuda=9.0"), T, "2.15.0", "cu130"),
-    case("sm100-b200", t("cuda=10.0"), T, "2.15.0", "cu130"),
-    case("sm103-b300-runs-sm100", t("cuda=10.3"), T, "2.15.0", "cu130"),
-    case("sm120-rtx5090", t("cuda=12.0"), T, "2.15.0", "cu130"),
-    case("sm121-gb10-runs-sm120", t("cuda=12.1"), T, "2.15.0", "cu130"),
+    case("sm86-rtx3090", t("cuda=8.6"), T, "2.15.0", SURE_215, warns=(MINOR,), says=(UNSURE_CU130,)),
+    case("sm89-runs-sm86", t("cuda=8.9"), T, "2.15.0", SURE_215, says=("cu132 has kernels for sm_89",)),
+    case("sm90-h100", t("cuda=9.0"), T, "2.15.0", SURE_215),
+    case("sm100-b200", t("cuda=10.0"), T, "2.15.0", SURE_215),
+    case("sm103-b300-runs-sm100", t("cuda=10.3"), T, "2.15.0", SURE_215),
+    case("sm120-rtx5090", t("cuda=12.0"), T, "2.15.0", SURE_215),
+    case("sm121-gb10-runs-sm120", t("cuda=12.1"), T, "2.15.0", SURE_215),
     # sm_110 is never in x86_64 builds (pytorch/pytorch#161257 added it to aarch64 cu130), and no PTX ships (BM-2.1).
     case("sm110-on-x86-has-nothing", t("cuda=11.0"), T, "2.15.0", "cpu", warns=(TO_CPU,)),
-    case("sm110-thor-aarch64", t("cuda=11.0,arch=aarch64"), T, "2.15.0", "cu130"),
-    case("sm90-gh200-aarch64", t("cuda=9.0,arch=aarch64"), T, "2.15.0", "cu130"),
-    case("sm86-aarch64-runs-sm80", t("cuda=8.6,arch=aarch64"), T, "2.15.0", "cu130"),
+    case("sm110-thor-aarch64", t("cuda=11.0,arch=aarch64"), T, "2.15.0", SURE_215),
+    case("sm90-gh200-aarch64", t("cuda=9.0,arch=aarch64"), T, "2.15.0", SURE_215, says=(UNSURE_CU130,)),
+    case("sm86-aarch64-runs-sm80", t("cuda=8.6,arch=aarch64"), T, "2.15.0", SURE_215),
     # ---- NVIDIA drivers (BM-3.1, BM-3.2) -------------------------------------------------------
     # R470 < 525.60.13: no 12.x/13.x build runs; with torch>=2.8 there is no cu118 either (BM-1.2).
     case("r470-pinned-2.8+-cpu", t("cuda=8.6", D470), ("torch>=2.8",), "2.15.0", "cpu", warns=(TO_CPU,)),
@@ -157,7 +162,7 @@ CASES = [
         ("cu130", "cu132", "cu134"),
         warns=("driver version is unknown",),
     ),
-    case("fixture-b200-r580", "fixture:nvidia-b200", T, "2.15.0", "cu130"),
+    case("fixture-b200-r580", "fixture:nvidia-b200", T, "2.15.0", SURE_215, warns=(MINOR,)),
     case(
         "fixture-gtx1080", "fixture:nvidia-gtx1080", T, "2.14.1", "cu126", says=("has no build with kernels for sm_61",)
     ),
@@ -185,7 +190,7 @@ CASES = [
         t("cuda=12.0+6.1"),
         T,
         "2.15.0",
-        "cu130",
+        SURE_215,
         warns=("no build has kernels for every GPU; not used by this build: target GPU sm_61",),
         plan_env={"CUDA_VISIBLE_DEVICES": "0"},
     ),
@@ -194,17 +199,18 @@ CASES = [
         t("cuda=8.6,xpu=8086:7d55"),
         T,
         "2.15.0",
-        "cu130",
+        SURE_215,
         warns=("not used by this build", "Meteor Lake"),
     ),
-    # WSL2 uses the Windows driver: 581.42 is R580+, which meets CUDA 13.0 (BM-3.2: 13.x needs >= 580).
+    # WSL2 uses the Windows driver: 581.42 is R580+, which meets the 13.x minor-version floor (BM-3.2: 13.x needs
+    # >= 580) but not 13.2's own; cu130, which it would meet, is not known to exist (SURE_215).
     case(
         "fixture-wsl2-rtx4070",
         "fixture:wsl2-rtx4070",
         T,
         "2.15.0",
-        "cu130",
-        not_warns=(MINOR,),
+        SURE_215,
+        warns=(MINOR,),
     ),
     # ---- Windows (BM-2.2-WIN lists; ROCm is Linux only, BM-1.2) ---------------------------------
     case(
@@ -431,7 +437,7 @@ CASES = [
     # ---- Python and glibc (BM-7.2, BM-7.1) --------------------------------------------------------
     case("py3.9-newest-is-2.8", t("cuda=8.6,python=3.9"), T, "2.8.0", "cu129", says=("no wheels for Python 3.9",)),
     case("py3.9-gtx1080", t("cuda=6.1,python=3.9"), T, "2.8.0", "cu126"),
-    case("py3.15-only-2.15", t("cuda=8.6,python=3.15"), T, "2.15.0", "cu130"),
+    case("py3.15-only-2.15", t("cuda=8.6,python=3.15"), T, "2.15.0", SURE_215),
     # 2.13 has cp315 on the PyTorch index (TI-8263), and cu126 with sm_60 SASS: a GPU build, no longer the CPU one.
     case("py3.15-gtx1080", t("cuda=6.1,python=3.15"), T, "2.13.0", "cu126", says=("no wheels for Python 3.15",)),
     # 2.7+ x86_64 wheels are manylinux_2_28; 2.6 is manylinux1 (glibc 2.17 is enough).
@@ -444,7 +450,7 @@ CASES = [
         t("cuda=8.6"),
         ("torch", "torchvision"),
         "2.15.0",
-        "cu130",
+        SURE_215,
         packages={"torchvision": "0.29.2"},
     ),
     case(
@@ -493,7 +499,7 @@ CASES = [
         "fixture:cpu-zen4",
         T,
         "2.15.0",
-        "cu130",
+        SURE_215,
         env={"NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "9.0", "UV_CUDA_DRIVER_VERSION": D580},
     ),
     case(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.install.pep658_index import serve_pep658
-from tests.support.wheels import make_torch_like
+from tests.support.wheels import make_torch_like, make_wheel
 
 from ..conftest import hermetic_env
 
@@ -88,21 +88,22 @@ def test_a_users_triton_pin_is_checked_against_torchs_under_any_triton_name() ->
 
 
 def test_a_torch_newer_than_the_knowledge_base_gets_the_triton_its_metadata_pins(tmp_path: Path) -> None:
-    """torch 2.17.0 is in no knowledge base here: its Triton comes from its wheel's PEP 658 METADATA on the index
+    """torch 2.18.0 is in no knowledge base here: its Triton comes from its wheel's PEP 658 METADATA on the index
     (Requires-Dist ``triton==3.10.0; platform_system == "Linux"``), not an invented pin or local label."""
     folder = tmp_path / "pytorch" / "cu130" / "torch"
     folder.mkdir(parents=True)
-    make_torch_like(folder, "2.17.0", "cu130", requires=['triton==3.10.0; platform_system == "Linux"'])
+    make_torch_like(folder, "2.18.0", "cu130", requires=['triton==3.10.0; platform_system == "Linux"'])
+    make_wheel(tmp_path / "pytorch" / "cu130" / "triton", "triton", "3.10.0")  # the plan checks it is there
     with serve_pep658(tmp_path) as served:
         r = subprocess.run(
-            [sys.executable, "-m", "wheelfit", "plan", "torch==2.17.0", "triton", "--json", "--target",
+            [sys.executable, "-m", "wheelfit", "plan", "torch==2.18.0", "triton", "--json", "--target",
              "cuda=8.6,driver=580.95.05", "--pytorch-index", f"{served.url}/pytorch"],
             capture_output=True, text=True, env=hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache")), timeout=120,
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
-        assert served.fetched("torch-2.17.0+cu130-py3-none-any.whl.metadata")
+        assert served.fetched("torch-2.18.0+cu130-py3-none-any.whl.metadata")
         assert not any(q.path.endswith(".whl") for q in served.log)  # the wheel itself is not downloaded
     d = json.loads(r.stdout)
-    assert requirements(d) == ["torch==2.17.0+cu130", "triton==3.10.0"]
+    assert requirements(d) == ["torch==2.18.0+cu130", "triton==3.10.0"]
     assert d["packages"][1]["confidence"] == "P"
-    assert any("triton==3.10.0: what torch 2.17.0+cu130 requires" in s for s in d["reasons"])
+    assert any("triton==3.10.0: what torch 2.18.0+cu130 requires" in s for s in d["reasons"])

@@ -153,4 +153,9 @@ def get_device_properties(i):
 
 def get_arch_list():
     return ARCH_LIST if is_available() else []
+
+
+def init():
+    if not is_available():  # what real torch says where no driver loads
+        raise RuntimeError(os.environ.get("WHEELFIT_FAKE_TORCH_CUDA_ERROR", "Found no NVIDIA driver on your system."))
 """

@@ -147,7 +147,11 @@ DisableOpt = Annotated[
 ]
 PreOpt = Annotated[
     bool,
-    typer.Option("--pre", help="Consider pre-releases: the nightly builds (read from <pytorch-index>/nightly)."),
+    typer.Option(
+        "--pre",
+        help="Consider pre-releases: release candidates and nightly builds (read from <pytorch-index>/test and "
+        "<pytorch-index>/nightly).",
+    ),
 ]
 
 
@@ -319,8 +323,10 @@ def _register_more_commands() -> None:
         configure_cmd,
         configure_pip_cmd,
         configure_uv_cmd,
+        doctor_cmd,
         env_cmd,
         install_cmd,
+        kb_cmd,
         lock_cmd,
         sync_cmd,
         variants_cmd,

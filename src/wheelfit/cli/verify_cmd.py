@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from typing import Annotated
 
@@ -61,6 +62,7 @@ def verify(
             kb=kb,
             pytorch_index=pytorch_index,
             variant_index=variant_index,
+            today=datetime.date.today().isoformat(),
         )
     records = None
     if record:  # after torch's verdict: a missing torch is reported as without --record

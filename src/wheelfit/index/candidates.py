@@ -5,7 +5,8 @@ the machine's kind of GPU (and ``cpu``), ``<base>/<variant>/torch/`` is read (in
 revalidated). A knowledge-base build that is not on its page becomes a candidate with no files, which the
 planner turns down as absent; a build on the page that the knowledge base does not know (a release newer than
 it) becomes a candidate with inferred facts. When the index cannot be reached at all, the knowledge base alone
-is used and the candidates say so. This module does I/O; the candidates it returns are plain values.
+is used and the candidates say so. Once a plan is made, the companions it pins are looked up on the same index
+(:func:`check_companions`). This module does I/O; the candidates it returns are plain values.
 """
 
 from __future__ import annotations
@@ -24,16 +25,18 @@ from ..candidate import Candidate, CandidateSet, Fact
 from ..fetch.errors import NetworkError
 from ..kb.candidates import infer_candidate, kb_candidates, knowledge_span
 from ..kb.matrix import Knowledge
-from ..resolve.machine import Machine
+from ..resolve.machine import Machine, ResolveError
 from ..resolve.plan import PackagePin, Plan
 from ..resolve.request import TRITONS
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
 from .client import IndexClient, project_url
-from .errors import IndexPageError, OfflineError, ProjectNotFoundError
+from .errors import IndexPageError, NoMatchingFileError, OfflineError, ProjectNotFoundError
+from .filenames import parse_wheel_name as parse_plain_wheel_name
 from .links import FileLink
+from .select import select_wheel
 
-__all__ = ["gather_candidates", "labels_to_read", "triton_from_metadata"]
+__all__ = ["check_companions", "gather_candidates", "labels_to_read", "triton_from_metadata"]
 
 #: Pages read at once: download.pytorch.org serves HTTP/1.1, one connection per page.
 _PARALLEL = 8
@@ -46,6 +49,8 @@ class _Page:
     #: ``None``: not read (offline and not cached, or the network failed: ``error`` says which).
     links: tuple[FileLink, ...] | None
     error: str | None = None
+    #: Not read because wheelfit is offline and the page is not cached (not a failure of the index).
+    offline: bool = False
 
 
 def _kinds(machine: Machine) -> set[str]:
@@ -74,41 +79,49 @@ def gather_candidates(
 ) -> CandidateSet:
     """The candidates for ``machine``: the knowledge base's builds checked against the index at ``base``
     (``<base>/<label>/<project>/``), plus the index's builds that are newer than the knowledge base; with ``pre``
-    also the nightly builds of the knowledge base's nightly lines (``<base>/nightly/<label>/``).
+    also the builds of the knowledge base's lines not released yet: release candidates of a test-channel line
+    (``<base>/test/<label>/``) and nightly builds of a nightly line (``<base>/nightly/<label>/``).
     ``label`` (the user's chosen build, ``cu128``): that variant's page alone is read, whether or not the knowledge
     base lists it for the machine's kind of GPU. ``index=None`` plans from the knowledge base alone."""
     known = kb_candidates(kb, machine.platform_key)
     span, updated = knowledge_span(kb), kb.updated
-    nightly_labels = _nightly_labels(kb, machine) if pre else []
+    channels = {c: _channel_labels(kb, machine, c) if pre else [] for c in _PRE_CHANNELS}
     if label is not None:
-        nightly_labels = [x for x in nightly_labels if x == label]
+        channels = {c: [x for x in labels if x == label] for c, labels in channels.items()}
+    channels = {c: labels for c, labels in channels.items() if labels}
     if index is None:
-        unread = f"--pre: nightly builds are planned only from the index ({base.rstrip('/')}/nightly), not read here"
-        return CandidateSet(known, knowledge=span, knowledge_updated=updated, notes=(unread,) if nightly_labels else ())
+        where = ", ".join(f"{base.rstrip('/')}/{c}" for c in channels)
+        unread = f"--pre: nightly builds and release candidates are planned only from the index ({where}), "
+        unread += "not read here"
+        return CandidateSet(known, knowledge=span, knowledge_updated=updated, notes=(unread,) if channels else ())
     base = base.rstrip("/")
-    if nightly_labels:
-        known = known + _nightly(kb, machine, index, base, nightly_labels, project)
+    unreleased: list[Candidate] = []
+    for channel, labels in channels.items():
+        unreleased += _prerelease(kb, machine, index, base, channel, labels, project)
     pages = _read(index, base, [label] if label is not None else labels_to_read(known, machine), project)
     read = {p.label: p for p in pages if p.links is not None}
     failed = [p for p in pages if p.links is None]
     if not read:
         why = (failed[0].error if failed else None) or "no page to read"
-        if why.startswith("offline"):
+        if failed and failed[0].offline:
             note = f"--offline and no cached pages of {base}: planned from the knowledge base alone"
         else:
             note = f"could not read the PyTorch index {base} ({why}): planned from the knowledge base alone"
-        return CandidateSet(known, knowledge=span, knowledge_updated=updated, notes=(note,))
+        return CandidateSet((*known, *unreleased), knowledge=span, knowledge_updated=updated, notes=(note,))
     by_build = {label: _by_build(page.links or (), label, machine, project) for label, page in read.items()}
     listed = tuple(sorted({v for builds in by_build.values() for v in builds}, reverse=True))
+    # A release candidate the release index now has too (released under the same version): the release's wins.
+    candidates = [c for c in unreleased if c.version not in by_build.get(c.label, {})]
     out: list[Candidate] = []
     for c in known:
         page = read.get(c.label)
-        if page is None or c.files is not None:  # not read, or a nightly build with its own page
+        if page is None:  # not read
             out.append(c)
             continue
         files = by_build[c.label].pop(c.version, ())
         exists = Fact(f"torch {c.version}+{c.label} is {'on' if files else 'not on'} the index", "P", page.url)
         out.append(replace(c, files=tuple(files), index_url=f"{base}/{c.label}", facts={**c.facts, "exists": exists}))
+    out += candidates
     newest = max((c.version for c in known), default=None)
     series = {c.series for c in known}
     for label, builds in by_build.items():
@@ -137,32 +150,42 @@ def gather_candidates(
     )
 
 
-def _nightly_labels(kb: Knowledge, machine: Machine) -> list[str]:
-    """The variants of the knowledge base's nightly lines worth reading for this machine (:func:`_kinds`)."""
+#: The channels of lines not released yet, each an index beside the release one (``<base>/<channel>/<label>/``).
+_PRE_CHANNELS = ("test", "nightly")
+
+
+def _channel_labels(kb: Knowledge, machine: Machine, channel: str) -> list[str]:
+    """The variants of the knowledge base's lines of ``channel`` worth reading for this machine (:func:`_kinds`)."""
     kinds = _kinds(machine)
     labels: list[str] = []
-    for release in kb.releases_newest_first(nightly=True):
+    for release in kb.releases_newest_first(pre=True):
         builds = release.platform(machine.platform_key)
-        if release.nightly and builds is not None:
+        if release.channel == channel and builds is not None:
             labels += [v.label for v in builds.variants.values() if v.kind in kinds]
     return list(dict.fromkeys(labels))
 
 
-def _nightly(
-    kb: Knowledge, machine: Machine, index: IndexClient, base: str, labels: Sequence[str], project: str
-) -> tuple[Candidate, ...]:
-    """The nightly builds on ``<base>/nightly/<label>/`` of the knowledge base's nightly series, with its facts."""
-    series = {r.name for r in kb.releases_newest_first(nightly=True) if r.nightly}
+def _prerelease(
+    kb: Knowledge,
+    machine: Machine,
+    index: IndexClient,
+    base: str,
+    channel: str,
+    labels: Sequence[str],
+    project: str,
+) -> list[Candidate]:
+    """The builds on ``<base>/<channel>/<label>/`` of the knowledge base's lines of that channel, with their facts:
+    a nightly line's dev builds (2.17.0.dev20261201), a test channel's release candidates (2.16.0)."""
+    lines = [r for r in kb.releases_newest_first(pre=True) if r.channel == channel]
     out: list[Candidate] = []
-    for page in _read(index, f"{base}/nightly", labels, project):
+    for page in _read(index, f"{base}/{channel}", labels, project):
         for version, files in _by_build(page.links or (), page.label, machine, project).items():
-            if version.is_devrelease and f"{version.major}.{version.minor}" in series:
-                found = infer_candidate(
-                    kb, machine.platform_key, version, page.label, files, f"{base}/nightly/{page.label}"
-                )
+            if any(r.builds_version(version) for r in lines):
+                url = f"{base}/{channel}/{page.label}"
+                found = infer_candidate(kb, machine.platform_key, version, page.label, files, url)
                 if found is not None:
                     out.append(found)
-    return tuple(out)
+    return out
 
 
 def _read(index: IndexClient, base: str, labels: Sequence[str], project: str) -> list[_Page]:
@@ -170,7 +193,7 @@ def _read(index: IndexClient, base: str, labels: Sequence[str], project: str) ->
     if not labels:
         return []
     first = _page(index, base, labels[0], project)
-    if first.links is None and first.error is not None and not first.error.startswith("offline"):
+    if first.links is None and not first.offline:
         return [first] + [_Page(label, _url(base, label, project), None, first.error) for label in labels[1:]]
     with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
         rest = list(pool.map(lambda label: _page(index, base, label, project), labels[1:]))
@@ -178,13 +201,17 @@ def _read(index: IndexClient, base: str, labels: Sequence[str], project: str) ->
 
 
 def _page(index: IndexClient, base: str, label: str, project: str) -> _Page:
-    url = _url(base, label, project)
+    return _project_page(index, f"{base}/{label}", label, project)
+
+
+def _project_page(index: IndexClient, index_url: str, label: str, project: str) -> _Page:
+    url = project_url(index_url, project)
     try:
-        page = index.project_page(f"{base}/{label}", project)
+        page = index.project_page(index_url, project)
     except ProjectNotFoundError:
         return _Page(label, url, ())
     except OfflineError:
-        return _Page(label, url, None, "offline, and the page is not cached")
+        return _Page(label, url, None, "offline, and the page is not cached", offline=True)
     except NetworkError as exc:
         return _Page(label, url, None, str(exc).split("; or use --offline")[0])
     return _Page(label, page.url, page.links)
@@ -215,7 +242,7 @@ def triton_from_metadata(plan: Plan, cset: CandidateSet, machine: Machine, index
     """A Triton pin the knowledge base could not give (a torch newer than it), read from the chosen torch wheel's own
     Requires-Dist (its PEP 658 metadata file, never the wheel itself). The plan as it was when the index serves no
     metadata file or it cannot be read; without Triton (and saying so) when this torch requires none here."""
-    wanted = [p for p in plan.packages if p.name in TRITONS and any(f.confidence == "inferred" for f in p.uncertain)]
+    wanted = [p for p in plan.packages if p.name in TRITONS and any(f.inferred for f in p.uncertain)]
     torch = plan.packages[0]
     if not wanted or torch.filename is None:
         return plan
@@ -248,3 +275,47 @@ def triton_from_metadata(plan: Plan, cset: CandidateSet, machine: Machine, index
     why = f"{name}{spec}: what torch {plan.torch_version}+{plan.variant} requires ({link.filename} METADATA)"
     packages = tuple(new if p is pin else p for p in plan.packages)
     return replace(plan, packages=packages, reasons=(*plan.reasons, why))
+
+
+def check_companions(plan: Plan, machine: Machine, index: IndexClient, *, skip: Sequence[str] = ()) -> Plan:
+    """Every companion the plan pins (torchvision, torchaudio, a Triton) looked up on the index it is installed
+    from, as torch's own build is: a pin the index has no file of for this machine would fail only at install.
+    Raises :class:`ResolveError` naming the pin, the torch it goes with and the index. Nothing is checked when
+    torch's own file was not read from the index (planned from the knowledge base alone, offline and not cached),
+    nor for the names in ``skip`` (installed from files the user gave); a page that cannot be read now leaves its
+    pin unchecked, and the plan says so."""
+    torch = plan.packages[0] if plan.packages else None
+    if plan.mode != "index" or torch is None or torch.name != "torch" or torch.url is None:
+        return plan
+    python = machine.markers.get("python_full_version") or machine.python
+    given = {canonicalize_name(name) for name in skip}
+    unchecked: list[str] = []
+    for pin in plan.packages[1:]:
+        if canonicalize_name(pin.name) in given:
+            continue
+        page = _project_page(index, plan.index_url, plan.variant, pin.name)
+        if page.links is None:
+            if not page.offline:
+                unchecked.append(f"{pin.requirement} could not be looked up on {plan.index_url} ({page.error})")
+            continue
+        try:
+            select_wheel(page.links, pin.requirement, tags=machine.tags, python_version=python)
+        except NoMatchingFileError as exc:
+            raise ResolveError(
+                f"{pin.requirement}, planned with torch {plan.torch_version}+{plan.variant}, is not on the index "
+                f"for this machine ({plan.index_url}: {_what_it_has(page.links, pin, exc)})"
+            ) from None
+    return replace(plan, warnings=(*plan.warnings, *unchecked)) if unchecked else plan
+
+
+def _what_it_has(links: Sequence[FileLink], pin: PackagePin, problem: NoMatchingFileError) -> str:
+    """What the index has of the pin's project instead: none of it, other versions, or files that do not fit."""
+    name = canonicalize_name(pin.name)
+    wheels = [w for w in map(parse_plain_wheel_name, (link.filename for link in links)) if w is not None]
+    versions = sorted({w.version for w in wheels if w.name == name}, reverse=True)
+    spec = Requirement(pin.requirement).specifier
+    if not versions:
+        return f"no {name} there"
+    if not any(spec.contains(v, prereleases=True) for v in versions):
+        return f"its {name} versions are {', '.join(map(str, versions[:4]))}" + (", ..." if len(versions) > 4 else "")
+    return str(problem)

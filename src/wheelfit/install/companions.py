@@ -14,7 +14,7 @@ from packaging.version import Version
 from ..kb.matrix import Knowledge
 from ..resolve.machine import Machine
 from ..variants.legacy import legacy_variant
-from .verify import Check, TorchFacts
+from .verify import Check, Problem, TorchFacts
 
 __all__ = ["companion_checks"]
 
@@ -31,7 +31,7 @@ def companion_checks(
         try:
             have = Version(comp.version)
         except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
-            out.append(Check(comp.name, False, f"{comp.name} says its version is {comp.version!r}"))
+            out.append(Check(comp.name, False, f"{comp.name} says its version is {comp.version!r}", Problem.COMPANION))
             continue
         problems: list[str] = []
         pins = [r for r in map(_requirement, comp.requires) if r is not None and canonicalize_name(r.name) == "torch"]
@@ -53,7 +53,8 @@ def companion_checks(
             problems.append(f"{what}, torch is {label}")
         if problems:
             fix = f"install the {comp.name} of torch {torch} (`wheelfit install torch {comp.name}`)"
-            out.append(Check(comp.name, False, f"{comp.name} {comp.version}: {'; '.join(problems)}: {fix}"))
+            why = f"{comp.name} {comp.version}: {'; '.join(problems)}: {fix}"
+            out.append(Check(comp.name, False, why, Problem.COMPANION))
         else:
             pin = f"needs torch{spec}" if spec is not None else "torch's pairing"
             if unknown:

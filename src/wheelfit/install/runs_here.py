@@ -23,7 +23,7 @@ from ..resolve.machine import Machine
 from ..resolve.plan import Plan
 from ..variants.legacy import legacy_variant
 from .companions import companion_checks
-from .verify import Check, TorchFacts, Verification, arch_kernels, verify
+from .verify import Check, Problem, TorchFacts, Verification, arch_kernels, verify
 
 __all__ = ["judge"]
 
@@ -104,11 +104,13 @@ def judge(
             why = "torch is not installed in this environment; install it with `wheelfit install torch`"
         else:
             why = f"import torch failed ({facts.error}); reinstall it with `wheelfit install torch`"
-        return Verification(facts, (Check("torch", False, why),))
+        problem = Problem.NOT_INSTALLED if facts.missing else Problem.IMPORT_FAILS
+        return Verification(facts, (Check("torch", False, why, problem),))
     try:
         version = Version(facts.version)
     except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
-        return Verification(facts, (Check("torch", False, f"torch says its version is {facts.version!r}"),))
+        why = f"torch says its version is {facts.version!r}"
+        return Verification(facts, (Check("torch", False, why, Problem.BAD_VERSION),))
     kind, runtime_version, runtime_label = _runtime_of(facts)
     platform = machine.platform_key if machine is not None else ""
     public = Version(version.public)
@@ -128,7 +130,8 @@ def judge(
     attr = {"cuda": "cuda", "rocm": "hip", "xpu": "xpu"}.get(kind)
     shown = f"{words} (torch.version.{attr} = {runtime_version})" if attr else words
     if len(runtimes) > 1:
-        checks.append(Check("runtime", False, f"carries {' and '.join(runtimes)} at once: not a PyTorch build"))
+        why = f"carries {' and '.join(runtimes)} at once: not a PyTorch build"
+        checks.append(Check("runtime", False, why, Problem.MIXED_RUNTIMES))
     elif version.local and label != runtime_label and legacy_variant(label) != runtime_label:
         checks.append(Check("runtime", None, f"{shown}, though its label says {label}: judged by the runtime"))
     else:
@@ -192,7 +195,7 @@ def _kernel_checks(
     platform: str,
 ) -> list[Check]:
     if facts.gpu_error:
-        return [Check("kernels", False, f"torch could not query its GPUs: {facts.gpu_error}")]
+        return [Check("kernels", False, f"torch could not query its GPUs: {facts.gpu_error}", Problem.GPU_QUERY_FAILS)]
     if not gpus:
         where = "" if gpus_from == "torch" else f" ({gpus_from})"
         return [Check("kernels", None, f"no GPU is visible to torch here, nor in the machine's report{where}")]
@@ -202,11 +205,13 @@ def _kernel_checks(
         head = f"{seen}{gpu.title}"
         if gpu.kind == "mps":
             ok = kind == "cpu" and platform.startswith("macos")
-            out.append(Check("kernels", ok, f"{head}: " + ("every macOS build has MPS" if ok else "not a macOS build")))
+            words = "every macOS build has MPS" if ok else "not a macOS build"
+            out.append(Check("kernels", ok, f"{head}: {words}", None if ok else Problem.WRONG_KIND))
             continue
         if gpu.kind != kind:
             build = "a CPU build" if kind == "cpu" else f"a {_RUNTIME_NAMES[kind]} build"
-            out.append(Check("kernels", False, f"{head}: {build} has no kernels for {gpu.arch} GPUs"))
+            why = f"{head}: {build} has no kernels for {gpu.arch} GPUs"
+            out.append(Check("kernels", False, why, Problem.WRONG_KIND))
             continue
         if gpu.arch == "xpu":
             out.append(Check("kernels", True, f"{head}: torch.xpu sees it"))
@@ -226,15 +231,17 @@ def _one_gpu(gpu: _Gpu, head: str, kind: str, kernels: Kernels, kernels_from: st
             ok = cuda_runs(sm, kernels.sass, kernels.ptx)
             sm_tuple(sm)
         except ValueError:
-            return Check("kernels", False, f"{head}: cannot read the architecture {gpu.arch}")
+            return Check("kernels", False, f"{head}: cannot read the architecture {gpu.arch}", Problem.NO_KERNELS)
         if ok:
             return Check("kernels", True, f"{head}: the build has kernels for it ({has}; from {kernels_from})")
-        return Check("kernels", False, f"{head}: no kernels for {gpu.arch} (has {has}; from {kernels_from})")
+        why = f"{head}: no kernels for {gpu.arch} (has {has}; from {kernels_from})"
+        return Check("kernels", False, why, Problem.NO_KERNELS)
     if kind == "rocm":
         gfx = kernels.gfx or kernels.aot
         ok = gpu.arch in gfx
         text = "the build has kernels for it" if ok else f"no kernels for {gpu.arch}"
-        return Check("kernels", ok, f"{head}: {text} (has {', '.join(gfx) or 'none'}; from {kernels_from})")
+        why = f"{head}: {text} (has {', '.join(gfx) or 'none'}; from {kernels_from})"
+        return Check("kernels", ok, why, None if ok else Problem.NO_KERNELS)
     device = gpu.device
     aot = kernels.aot
     target = device.extra.get("aot_target") if device is not None else None
@@ -270,7 +277,8 @@ def _driver_checks(machine: Machine, version: Version, label: str, platform: str
     build = Candidate(version=version, label=label, kind="cuda", platform=platform, runtime=runtime)
     fit, detail = driver_fit(build, machine, devices)
     if fit == "fail":
-        return [Check("driver", False, f"{detail}: update the NVIDIA driver, or install a build of an older CUDA")]
+        why = f"{detail}: update the NVIDIA driver, or install a build of an older CUDA"
+        return [Check("driver", False, why, Problem.DRIVER_TOO_OLD)]
     if fit == "unknown":
         return [Check("driver", None, f"the driver's version is unknown: whether it runs CUDA {cuda} was not checked")]
     return [Check("driver", True, detail or f"the driver runs CUDA {cuda}")]

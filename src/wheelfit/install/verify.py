@@ -8,6 +8,7 @@ exactly a plan's build, which the judgement reports as a note.
 
 from __future__ import annotations
 
+import enum
 import json
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -26,7 +27,9 @@ __all__ = [
     "COMPANIONS",
     "Check",
     "Companion",
+    "Problem",
     "TorchFacts",
+    "TorchInstall",
     "Verification",
     "arch_kernels",
     "covers",
@@ -39,8 +42,14 @@ __all__ = [
 COMPANIONS = ("torchvision", "torchaudio")
 
 _SCRIPT = r"""
-import json, sys
-out = {"companions": [], "gpus": [], "arch_list": []}
+import json, os, sys
+out = {"companions": [], "gpus": [], "arch_list": [], "installs": []}
+try:
+    import site
+    if site.ENABLE_USER_SITE:
+        out["user_site"] = site.getusersitepackages()
+except BaseException:
+    pass
 try:
     import importlib.metadata as md
     for name in sys.argv[1:]:
@@ -48,12 +57,23 @@ try:
             d = md.distribution(name)
         except md.PackageNotFoundError:
             continue
-        out["companions"].append({"name": name, "version": d.version, "requires": list(d.requires or [])})
+        entry = {"name": name, "version": d.version, "requires": list(d.requires or [])}
+        try:  # where it came from (PEP 610): a wheel's file name says its build when its version does not
+            entry["url"] = json.loads(d.read_text("direct_url.json") or "{}").get("url")
+        except BaseException:
+            pass
+        out["companions"].append(entry)
     try:
-        md.distribution("torch")
+        out["requires"] = list(md.distribution("torch").requires or [])
         dist = True
     except md.PackageNotFoundError:
         dist = False
+    try:
+        found = md.distributions(name="torch")
+    except TypeError:  # Python 3.9: no name=
+        found = (d for d in md.distributions() if (d.metadata["Name"] or "").lower() == "torch")
+    for d in found:
+        out["installs"].append({"version": d.version, "path": str(d.locate_file(""))})
 except BaseException:
     dist = True
 try:
@@ -65,7 +85,11 @@ except BaseException as exc:
     raise SystemExit(0)
 v = getattr(torch, "version", None)
 out.update({"version": str(getattr(torch, "__version__", "")), "cuda": getattr(v, "cuda", None),
-            "hip": getattr(v, "hip", None), "xpu": getattr(v, "xpu", None)})
+            "hip": getattr(v, "hip", None), "xpu": getattr(v, "xpu", None),
+            "location": os.path.dirname(os.path.dirname(os.path.abspath(getattr(torch, "__file__", "") or ".")))})
+abi = getattr(getattr(torch, "_C", None), "_GLIBCXX_USE_CXX11_ABI", None)
+if isinstance(abi, bool):
+    out["cxx11abi"] = abi
 try:
     cuda = getattr(torch, "cuda", None)
     if cuda is not None:
@@ -75,6 +99,11 @@ try:
                 gcn = getattr(p, "gcnArchName", "") or ""
                 arch = gcn.split(":")[0] if gcn else "sm_%d%d" % (p.major, p.minor)
                 out["gpus"].append({"name": p.name, "arch": arch})
+        elif (out["cuda"] or out["hip"]) and hasattr(cuda, "init"):
+            try:  # what is_available() keeps to itself: "Found no NVIDIA driver", "driver too old", ...
+                cuda.init()
+            except BaseException as exc:
+                out["cuda_error"] = "%s: %s" % (type(exc).__name__, exc)
         out["arch_list"] = list(cuda.get_arch_list())
     xpu = getattr(torch, "xpu", None)
     if xpu is not None and xpu.is_available():
@@ -89,11 +118,22 @@ print(json.dumps(out))
 
 @dataclass(frozen=True)
 class Companion:
-    """An installed torchvision or torchaudio: its version and its Requires-Dist lines."""
+    """An installed distribution beside torch (torchvision, a Triton, an extension): version and Requires-Dist."""
 
     name: str
     version: str
     requires: tuple[str, ...] = ()
+    #: The URL it was installed from (``direct_url.json``), if it says.
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class TorchInstall:
+    """One torch ``.dist-info`` on the interpreter's path: more than one means one shadows the other."""
+
+    version: str
+    #: The directory holding it (a site-packages, the user site).
+    path: str
 
 
 @dataclass(frozen=True)
@@ -108,28 +148,87 @@ class TorchFacts:
     gpus: tuple[Mapping[str, str], ...] = ()
     arch_list: tuple[str, ...] = ()
     gpu_error: str | None = None
+    #: torchvision and torchaudio.
     companions: tuple[Companion, ...] = ()
     #: Why ``import torch`` failed (``None``: it worked); ``missing``: torch is not installed at all.
     error: str | None = None
     missing: bool = False
+    #: The other distributions asked about (a Triton, extensions built against torch) that are installed.
+    others: tuple[Companion, ...] = ()
+    #: torch's own Requires-Dist, every torch ``.dist-info`` on the path, and the directory torch imported from.
+    requires: tuple[str, ...] = ()
+    installs: tuple[TorchInstall, ...] = ()
+    location: str | None = None
+    #: The user site directory when the interpreter reads it (``None``: a venv, or ``-s``).
+    user_site: str | None = None
+    #: Why a GPU build sees no GPU: ``torch.cuda.init()``'s error ("Found no NVIDIA driver ...").
+    cuda_error: str | None = None
+    #: ``torch._C._GLIBCXX_USE_CXX11_ABI`` (``None``: not said): extensions must be built with the same.
+    cxx11abi: bool | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TorchFacts:
+        """Checked, since an interpreter's output is not trusted: a value of the wrong type is dropped."""
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+
+        def items(key: str) -> list[Mapping[str, Any]]:
+            value = data.get(key)
+            return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+        def strings(value: object) -> tuple[str, ...]:
+            return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+        dists = [
+            Companion(str(c["name"]), str(c["version"]), strings(c.get("requires")), _url(c.get("url")))
+            for c in items("companions")
+            if isinstance(c.get("name"), str) and isinstance(c.get("version"), str)
+        ]
+        abi = data.get("cxx11abi")
         return cls(
-            version=str(data.get("version", "")),
-            cuda=data.get("cuda"),
-            hip=data.get("hip"),
-            xpu=data.get("xpu"),
-            gpus=tuple(data.get("gpus", ())),
-            arch_list=tuple(data.get("arch_list", ())),
-            gpu_error=data.get("gpu_error"),
-            companions=tuple(
-                Companion(str(c["name"]), str(c["version"]), tuple(map(str, c.get("requires", ()))))
-                for c in data.get("companions", ())
+            version=text("version") or "",
+            cuda=text("cuda"),
+            hip=text("hip"),
+            xpu=text("xpu"),
+            gpus=tuple({k: str(v) for k, v in g.items() if isinstance(v, str)} for g in items("gpus")),
+            arch_list=strings(data.get("arch_list")),
+            gpu_error=text("gpu_error"),
+            companions=tuple(c for c in dists if c.name in COMPANIONS),
+            error=text("error"),
+            missing=data.get("missing") is True,
+            others=tuple(c for c in dists if c.name not in COMPANIONS),
+            requires=strings(data.get("requires")),
+            installs=tuple(
+                TorchInstall(str(i["version"]), str(i["path"]))
+                for i in items("installs")
+                if isinstance(i.get("version"), str) and isinstance(i.get("path"), str)
             ),
-            error=data.get("error"),
-            missing=bool(data.get("missing", False)),
+            location=text("location"),
+            user_site=text("user_site"),
+            cuda_error=text("cuda_error"),
+            cxx11abi=abi if isinstance(abi, bool) else None,
         )
+
+
+def _url(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class Problem(enum.Enum):
+    """What a failed check found, for whoever acts on it (``doctor``'s fixes): never read from its words."""
+
+    NOT_INSTALLED = "not-installed"
+    IMPORT_FAILS = "import-fails"
+    BAD_VERSION = "bad-version"
+    MIXED_RUNTIMES = "mixed-runtimes"
+    GPU_QUERY_FAILS = "gpu-query-fails"
+    #: A build of another kind than the GPU (a CPU build on an NVIDIA GPU, a CUDA build on an AMD one).
+    WRONG_KIND = "wrong-kind"
+    NO_KERNELS = "no-kernels"
+    DRIVER_TOO_OLD = "driver-too-old"
+    COMPANION = "companion"
 
 
 @dataclass(frozen=True)
@@ -138,6 +237,8 @@ class Check:
     #: True passed, False failed, None a note or not checked (and ``detail`` says why).
     ok: bool | None
     detail: str
+    #: What a failure is, as a value.
+    problem: Problem | None = None
 
 
 @dataclass(frozen=True)
@@ -187,12 +288,15 @@ class Verification:
         }
 
 
-def probe_torch(python: str, env: Mapping[str, str], timeout: float = 120.0) -> TorchFacts:
-    """Import torch with ``python`` and report what it says; an import that fails (or crashes the interpreter) is
-    reported in the facts, since that is a verdict too. Only an interpreter that cannot run at all raises."""
+def probe_torch(
+    python: str, env: Mapping[str, str], timeout: float = 120.0, others: Sequence[str] = ()
+) -> TorchFacts:
+    """Import torch with ``python`` and report what it says, and the metadata of the companions and of ``others``
+    installed; an import that fails (or crashes the interpreter) is reported in the facts, since that is a verdict
+    too. Only an interpreter that cannot run at all raises."""
     try:
         out = subprocess.run(
-            [python, "-c", _SCRIPT, *COMPANIONS],
+            [python, "-c", _SCRIPT, *COMPANIONS, *others],
             capture_output=True,
             text=True,
             env=dict(env),
@@ -238,22 +342,7 @@ def covers(arch: str, arch_list: Sequence[str]) -> bool:
 
 def arch_kernels(arch_list: Sequence[str]) -> Kernels:
     """``torch.cuda.get_arch_list()`` (``sm_86``, ``sm_90a``, ``compute_120``, ``gfx942``) as kernel lists."""
-    sass: list[str] = []
-    ptx: list[str] = []
-    gfx: list[str] = []
-    other: list[str] = []
-    for entry in arch_list:
-        kind, _, num = entry.partition("_")
-        num = num.rstrip("af")  # sm_90a, sm_100f: family-specific builds of the same capability
-        if kind == "sm" and _arch_number(num):
-            sass.append(num)
-        elif kind == "compute" and _arch_number(num):
-            ptx.append(num)
-        elif entry.startswith("gfx"):
-            gfx.append(entry.split(":")[0])
-        else:
-            other.append(entry)
-    return Kernels(tuple(dict.fromkeys(sass)), tuple(dict.fromkeys(ptx)), tuple(gfx), tuple(other))
+    return Kernels.from_arch_list(arch_list)
 
 
 def _arch_number(num: str) -> bool:
@@ -305,7 +394,8 @@ def verify(facts: TorchFacts, plan: Plan) -> Verification:
         checks.append(Check("runtime", ok, detail))
         others = [k for k, v in runtime.items() if v and k != kind]
         if others:
-            checks.append(Check("runtime", False, f"also carries {', '.join(others)}: not the planned build"))
+            why = f"also carries {', '.join(others)}: not the planned build"
+            checks.append(Check("runtime", False, why, Problem.MIXED_RUNTIMES))
     return Verification(facts, (*checks, *_gpu_checks(facts)))
 
 
@@ -322,7 +412,8 @@ def _variant_version(have: str, public: str, built_from: str | None) -> Check:
 def _gpu_checks(facts: TorchFacts) -> list[Check]:
     checks: list[Check] = []
     if facts.gpu_error:
-        checks.append(Check("gpu", False, f"torch could not query its GPUs: {facts.gpu_error}"))
+        why = f"torch could not query its GPUs: {facts.gpu_error}"
+        checks.append(Check("gpu", False, why, Problem.GPU_QUERY_FAILS))
     elif not facts.gpus:
         checks.append(Check("gpu", None, "no GPU is visible to torch here; kernel coverage was not checked"))
     else:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..candidate import Candidate, CandidateSet, Fact, Kernels, Runtime
 from ..index.links import FileLink
 from .drivers import compat_floor, toolkit_floor
-from .matrix import Knowledge, PlatformBuilds, Release, Variant
+from .matrix import Companions, Knowledge, PlatformBuilds, Release, Variant
 
 __all__ = ["infer_candidate", "kb_candidates", "knowledge_set", "knowledge_span", "label_kind", "pypi_label"]
 
@@ -25,11 +24,14 @@ _ROCM_LABEL = re.compile(r"rocm\d+\.\d+(\.\d+)?")
 
 
 def knowledge_span(kb: Knowledge) -> str:
-    """``2.5-2.15``: the release series the knowledge base covers (``2.5-2.15, nightly 2.16`` with a nightly line)."""
+    """``2.5-2.15``: the release series the knowledge base covers, then its lines not released yet
+    (``2.5-2.15, test 2.16, nightly 2.17``)."""
     series = [r.name for r in kb.releases_newest_first()]
-    nightly = [r.name for r in kb.releases_newest_first(nightly=True) if r.nightly]
     span = f"{series[-1]}-{series[0]}" if series else "none"
-    return span + (f", nightly {', '.join(nightly)}" if nightly else "")
+    for channel in ("test", "nightly"):
+        lines = [r.name for r in kb.releases_newest_first(pre=True) if r.channel == channel]
+        span += f", {channel} {', '.join(lines)}" if lines else ""
+    return span
 
 
 def label_kind(label: str) -> str | None:
@@ -59,7 +61,7 @@ def kb_candidates(kb: Knowledge, platform: str) -> tuple[Candidate, ...]:
             continue
         for version in sorted(release.versions, reverse=True):
             for variant in builds.variants_for(version):
-                out.append(_candidate(kb, release, builds, variant, version))
+                out.append(kb.measured.apply(_candidate(kb, release, builds, variant, version)))
     return tuple(out)
 
 
@@ -133,15 +135,16 @@ def infer_candidate(
     kb: Knowledge, platform: str, version: Version, label: str, files: Sequence[FileLink], index_url: str
 ) -> Candidate | None:
     """A candidate for a build the index lists and the knowledge base does not: the facts of the same label in
-    its own series (a new patch release, a nightly) or else the newest release that has it (else of the newest
-    build of its kind), marked ``inferred`` unless they are its own series' facts; ``None`` when not even its
+    its own series (a new patch release, release candidates, a nightly) or else the newest release that has it
+    (else of the newest build of its kind), marked ``inferred`` unless they are its own series' facts; its
+    companion pins are its own series' for that version on every platform, or none. ``None`` when not even its
     kind is known."""
     kind = label_kind(label)
     if kind is None:
         return None
     like: tuple[Release, PlatformBuilds, Variant] | None = None
     series = f"{version.major}.{version.minor}"
-    releases = kb.releases_newest_first(nightly=True)
+    releases = kb.releases_newest_first(pre=True)
     for release in sorted(releases, key=lambda r: r.name != series):  # its own series first (a new patch)
         builds = release.platform(platform)
         if builds is None:
@@ -163,9 +166,10 @@ def infer_candidate(
     how = "the same build" if variant.label == label else f"{variant.label}, the newest {kind} build it knows"
     source = f"inferred from {how} of torch {release.name} in the knowledge base ({_source(kb, variant.source)})"
     if own:
-        source = f"the knowledge base's torch {release.name}{' nightly' if release.nightly else ''} {label}: "
+        source = f"the knowledge base's torch {release.name}{_CHANNEL_WORDS[release.channel]} {label}: "
         source += _source(kb, variant.source)
     runtime = _runtime(kb, builds, variant)
+    companions = _own_companions(kb, version)
     if variant.label != label:
         cuda = _CUDA_LABEL.fullmatch(label)
         if cuda:  # cu134: CUDA 13.4, whose floors the knowledge base may know
@@ -176,7 +180,7 @@ def infer_candidate(
             )
         elif kind == "rocm":
             runtime = Runtime(None, label.removeprefix("rocm"), None, None, runtime.min_glibc)
-    return Candidate(
+    inferred = Candidate(
         version=version,
         label=label,
         kind=kind,
@@ -186,7 +190,7 @@ def infer_candidate(
         python_tags=None,
         files=tuple(files),
         index_url=index_url,
-        companions=_own_companions(release, version) if own else {},
+        companions=dict(companions.pins) if companions is not None else {},
         advertised=True,
         facts={
             "exists": Fact(f"torch {version}+{label} is on the index", "P", index_url),
@@ -195,14 +199,32 @@ def infer_candidate(
                 variant.confidence if own else "inferred",
                 source,
             ),
+            **_companions_fact(kb, version, companions),
         },
     )
+    return kb.measured.apply(inferred)
 
 
-def _own_companions(release: Release, version: Version) -> dict[str, SpecifierSet]:
-    """The companion pins of the release ``version`` leads to (a nightly line's, a known patch release's)."""
-    pins = release.companions.get(Version(version.base_version))
-    return dict(pins.pins) if pins is not None else {}
+#: How a source names a line of each channel ("the knowledge base's torch 2.16 release candidates cu130").
+_CHANNEL_WORDS = {"release": "", "test": " release candidates", "nightly": " nightly"}
+
+
+def _own_companions(kb: Knowledge, version: Version) -> Companions | None:
+    """The companion pins of ``version`` from its own series, whatever platform or build it is: a nightly line's
+    pins for its dev builds only, a release's (or release candidates') for its versions only, so every platform
+    pins the same and a released 2.16.0 never takes the 2.16 nightlies' torchvision."""
+    release = kb.release(f"{version.major}.{version.minor}")
+    if release is None or not release.builds_version(version):
+        return None
+    return release.companions.get(Version(version.base_version))
+
+
+def _companions_fact(kb: Knowledge, version: Version, companions: Companions | None) -> dict[str, Fact]:
+    """The fact the pins rest on, so that a plan shows their confidence (U for a line not released yet)."""
+    if companions is None:
+        return {}
+    fact = Fact(f"the companions of torch {version}", companions.confidence, _source(kb, companions.source))
+    return {"companions": fact}
 
 
 def _same_major(variant: Variant, label: str) -> bool:

@@ -22,6 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from ..errors import WheelfitError
+from .overlay import EMPTY, Overlay
 
 __all__ = [
     "CONFIDENCE",
@@ -43,8 +44,8 @@ __all__ = [
 #: The schema this loader understands. Another major is refused; a newer minor is read,
 #: ignoring keys this version does not know (an older or equal minor must not have any).
 #: 1.2 adds ``platform_ends`` (the last release of a platform PyTorch stopped building for) and ``elsewhere``
-#: (hardware whose PyTorch builds another party publishes).
-SCHEMA_VERSION = "1.2"
+#: (hardware whose PyTorch builds another party publishes). 1.3 adds the ``test`` channel (release candidates).
+SCHEMA_VERSION = "1.3"
 CONFIDENCE = frozenset({"P", "M", "S", "U"})  # primary, measured, secondary, uncertain (data/pytorch.json "about")
 KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
 _DRIVER_OSES = ("linux", "windows")
@@ -165,12 +166,26 @@ class Release:
     companions: Mapping[Version, Companions]
     platforms: Mapping[str, PlatformBuilds]
     note: str | None = None
-    #: ``release`` (download.pytorch.org/whl) or ``nightly`` (whl/nightly: pre-releases, planned only with --pre).
+    #: Where its builds are: ``release`` (download.pytorch.org/whl/<variant>), ``test`` (whl/test/<variant>: the
+    #: release candidates, versioned as the release will be) or ``nightly`` (whl/nightly/<variant>: X.Y.0.devDATE).
+    #: Only ``release`` builds are planned from the knowledge base alone; the others only with --pre, from the index.
     channel: str = "release"
 
     @property
     def nightly(self) -> bool:
         return self.channel == "nightly"
+
+    @property
+    def prerelease(self) -> bool:
+        """Not released yet: a test-channel (release candidates) or nightly line, planned only with --pre."""
+        return self.channel != "release"
+
+    def builds_version(self, version: Version) -> bool:
+        """Whether a build versioned ``version`` belongs to this line: a nightly line's are dev releases of its
+        versions (2.17.0.dev20261201), a release's or a test channel's are its versions themselves (2.16.0)."""
+        if Version(version.base_version) not in self.versions:
+            return False
+        return version.is_devrelease == self.nightly
 
     @property
     def series_version(self) -> Version:
@@ -274,10 +289,13 @@ class Knowledge:
     releases: Mapping[str, Release]
     platform_ends: Mapping[str, PlatformEnd] = field(default_factory=dict)
     elsewhere: Mapping[str, Elsewhere] = field(default_factory=dict)
+    #: Builds measured on this machine (``verify``, ``doctor``): their facts replace the file's.
+    measured: Overlay = EMPTY
 
-    def releases_newest_first(self, *, nightly: bool = False) -> tuple[Release, ...]:
-        """The releases, newest first; the nightly lines too only when asked (they have no versions to pin)."""
-        found = (r for r in self.releases.values() if nightly or not r.nightly)
+    def releases_newest_first(self, *, pre: bool = False, nightly: bool = False) -> tuple[Release, ...]:
+        """The releases, newest first; the test-channel and nightly lines too only when asked (``pre``, or its older
+        name ``nightly``): they are not released, so the knowledge base alone never pins them."""
+        found = (r for r in self.releases.values() if pre or nightly or not r.prerelease)
         return tuple(sorted(found, key=lambda r: r.series_version, reverse=True))
 
     def release(self, series: str) -> Release | None:
@@ -836,7 +854,7 @@ _KIND_KEYS_ALL = frozenset(k for keys in _KIND_KEYS.values() for k in keys)
 _VARIANT_KEYS = frozenset(
     {"kind", "advertised", "confidence", "source", "note", "versions", "by_version"} | _KIND_KEYS_ALL
 )
-CHANNELS = frozenset({"release", "nightly"})
+CHANNELS = frozenset({"release", "test", "nightly"})
 _VERSION_TEXT = re.compile(r"^\d+\.\d+\.\d+$")
 
 

@@ -42,6 +42,8 @@ class Judge(str, Enum):
     #: need different values of it.
     OVERRIDE = "override"
     PROPERTIES = "properties"  # a variant property the machine does not support (PEP 825 ranking)
+    #: No index confirmed the build, the knowledge base is unsure it exists, and a build known to exist runs here.
+    UNCONFIRMED = "unconfirmed"
 
     #: Rules about the release and the platform rather than the build: one row for all of a version's builds.
     @property

@@ -252,9 +252,10 @@ def _labelled(c: Candidate) -> Version:
 
 
 def _companions_fit(candidates: Sequence[Candidate], request: Request) -> bool:
-    """Whether the companions pinned for this torch version can meet the user's own specifiers (a version the
-    knowledge base has no pins for, a newer release from the index, is left to the index). Every Triton name is
-    the knowledge base's ``triton`` pin (PyTorch builds its ROCm and XPU Triton at the same version)."""
+    """Whether the companions pinned for this torch version can meet the user's own specifiers (a companion the
+    knowledge base has no pin for, as every one of a newer release from the index, is left to the index, as
+    :func:`_companion_pins` plans it). Every Triton name is the knowledge base's ``triton`` pin (PyTorch builds its
+    ROCm and XPU Triton at the same version)."""
     pins = next((c.companions for c in candidates if c.companions), None)
     if pins is None:
         return True
@@ -263,7 +264,7 @@ def _companions_fit(candidates: Sequence[Candidate], request: Request) -> bool:
         name = canonicalize_name(req.name)
         pin = pins.get("triton" if name in TRITONS else name)
         if pin is None:
-            return False
+            continue
         exact = _exact(pin)
         if exact is None:
             continue
@@ -368,8 +369,40 @@ def _search_kind(pool: _Pool, kind: str, devices: tuple[Accelerator, ...], adver
             verdict.file, verdict.variant = gated.file, gated.variant
             ok.append(verdict)
         if ok:
-            return _Search(_best(pool, kind, ok, devices, rejected), rejected, newest, newest_cands)
+            return _Search(_best_known(pool, kind, ok, devices, rejected), rejected, newest, newest_cands)
     return _Search(None, rejected, newest, newest_cands)
+
+
+def _best_known(
+    pool: _Pool, kind: str, ok: list[Found], devices: tuple[Accelerator, ...], rejected: list[Rejection]
+) -> Found:
+    """The best of a release's builds that run here and are known to exist; the others are passed over, each with
+    why. With no index to confirm them, a build the knowledge base is unsure of may simply not be published (a
+    plan that cannot install); one it is sure of is taken instead, at the cost of a less fitting CUDA or ROCm."""
+    known = [f for f in ok if not _existence_doubtful(f.candidate)]
+    best = _best(pool, kind, known or ok, devices, rejected)
+    if known:
+        for f in ok:
+            c = f.candidate
+            if not _existence_doubtful(c):
+                continue
+            fact = c.facts.get("exists")
+            said = f"the knowledge base marks it {fact.confidence}" if fact is not None else "nothing says it does"
+            reason = (
+                f"{c.label}: not known to exist ({said}, and no index page was read for it); "
+                f"{best.candidate.label} is known to exist"
+            )
+            rejected.append(Rejection(c.label, str(c.version), reason, Judge.UNCONFIRMED.value))
+    return best
+
+
+def _existence_doubtful(c: Candidate) -> bool:
+    """Whether the build may not be published: no index page was read for it and the knowledge base only guesses
+    that it is (an index page that was read decides: a build it lacks is turned down as absent before this)."""
+    if c.on_index is not None:
+        return not c.on_index
+    fact = c.facts.get("exists")
+    return fact is None or fact.doubtful
 
 
 def _installable(pool: _Pool, cands: Sequence[Candidate]) -> bool:
@@ -652,6 +685,8 @@ def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[s
         rejected = [*rejected, Rejection("*", f">{end.last_version}", f"no {end.what} build: {end.note}", "platform")]
     if machine.elsewhere is not None and c.kind == "cpu":
         warnings.append(f"{machine.elsewhere.what}: {machine.elsewhere.note}")
+    if c.measured:
+        reasons.append(f"its kernels are as torch said on this machine ({c.facts['kernels'].source})")
     if c.inferred:
         warnings.append(
             f"torch {c} is newer than the knowledge base ({cset.knowledge}); its kernels are inferred: "

@@ -1,0 +1,68 @@
+"""Knowledge measured on this machine: what an installed build said about itself when ``verify`` or ``doctor``
+imported it (``torch.cuda.get_arch_list()``, ``torch.version.cuda``/``hip``), keyed by build, so that a later plan
+for that build rests on it (confidence ``M``, the date said) instead of an inference or an unverified list. Pure;
+the file is :mod:`wheelfit.kb.measured`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from packaging.version import Version
+
+from ..candidate import Candidate, Fact, Kernels
+
+__all__ = ["EMPTY", "Measured", "Overlay"]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One build as it described itself on this machine."""
+
+    version: Version
+    #: The build (``cu126``, ``rocm6.4``), from the version's label or, for PyPI's unlabelled torch, its runtime.
+    label: str
+    platform: str
+    arch_list: tuple[str, ...]
+    #: ``torch.version.cuda`` / ``hip`` / ``xpu`` as it said.
+    runtime: str | None
+    date: str
+
+    @property
+    def key(self) -> tuple[Version, str, str]:
+        return Version(self.version.public), self.label, self.platform
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "version": str(self.version), "label": self.label, "platform": self.platform,
+            "arch_list": list(self.arch_list), "runtime": self.runtime, "date": self.date,
+        }  # fmt: skip
+
+    @property
+    def source(self) -> str:
+        what = "torch.xpu" if self.label == "xpu" else "torch.cuda"
+        return f"measured on this machine, {self.date}: {what}.get_arch_list() of torch {self.version}"
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """The measured builds by (public version, label, platform); empty when nothing was measured."""
+
+    builds: Mapping[tuple[Version, str, str], Measured]
+    path: str = ""
+
+    def apply(self, candidate: Candidate) -> Candidate:
+        """``candidate`` with its kernels as measured, when this build was: confidence ``M``, the date said."""
+        found = self.builds.get((Version(candidate.version.public), candidate.label, candidate.platform))
+        if found is None:
+            return candidate
+        kernels = Kernels.from_arch_list(found.arch_list)
+        fact = Fact(f"the kernels of torch {candidate.version} {candidate.label} ({candidate.platform})", "M",
+                    found.source, measured_here=True)  # fmt: skip
+        return replace(candidate, kernels=kernels, facts={**candidate.facts, "kernels": fact})
+
+
+EMPTY = Overlay({})
+
+
