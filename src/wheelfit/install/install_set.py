@@ -5,8 +5,8 @@ the constraints that make every other torch-family name unresolvable on the defa
 there can never win); the user's other requirements as they gave them. ``wheelfit install`` hands it to uv or
 pip, which download, check the hashes and install; ``wheelfit lock`` writes it, with the closure uv resolves for
 the rest, to a file. :func:`family_files` is the one walk both use: the plan's pins and the torch-family packages
-they depend on (torch's Triton), read from each file's metadata without downloading the wheel where the index
-serves PEP 658 metadata (download.pytorch.org does).
+they depend on (torch's Triton; from ROCm 7.14 on, the ``rocm`` packages), read from each file's metadata without
+downloading the wheel where the index serves PEP 658 metadata (download.pytorch.org does).
 """
 
 from __future__ import annotations
@@ -130,17 +130,34 @@ def family_files(
     keep: Mapping[str, str] | None = None,
     wheelhouse: Callable[[str], Path | None] | None = None,
 ) -> list[FamilyFile]:
-    """``pins`` and the torch-family packages they depend on (markers evaluated for ``platform``), each the file
-    of ``source`` chosen for it. A dependency on a package of ``keep`` (installed, name -> version, to stay as it
-    is) that its version meets is left to the backend. ``wheelhouse(filename)``: the planned file in a
-    ``--find-links`` directory, taken instead of the index's URL (the index's sha256 still checked)."""
+    """``pins`` and the torch-family packages they depend on (markers evaluated for ``platform`` and the extras
+    each is asked with: a ROCm 7.14+ torch's ``rocm[device-all,libraries]``), each the file of ``source`` chosen
+    for it. A dependency on a package of ``keep`` (installed, name -> version, to stay as it is) that its version
+    meets is left to the backend. ``wheelhouse(filename)``: the planned file in a ``--find-links`` directory, taken
+    instead of the index's URL (the index's sha256 still checked)."""
     chosen: dict[str, FamilyFile] = {}
+    #: Each chosen package's Requires-Dist and the extras whose dependencies were queued ("" for none asked).
+    requires: dict[str, tuple[Requirement, ...]] = {}
+    followed: dict[str, set[str]] = {}
     queue: list[tuple[Requirement, str | None]] = [(p, None) for p in pins]
+
+    def follow(name: str, extras: set[str]) -> None:
+        """Queue the torch-family dependencies of ``name`` for ``extras`` not followed yet: torch asks for
+        ``rocm[device-all,libraries]``, and those extras' packages must come from this index too."""
+        done, new = followed[name], extras - followed[name]
+        followed[name] = done | new
+        parent = f"{name} {chosen[name].version}"
+        for dep in requires[name]:
+            if is_torch_family(dep.name) and _holds(dep, new, platform) and not _holds(dep, done, platform):
+                queue.append((dep, parent))  # ordinary dependencies come from the default index
+
     while queue:
         req, parent = queue.pop(0)
         name = canonicalize_name(req.name)
+        wanted = {"", *(canonicalize_name(e) for e in req.extras)}
         if name in chosen:
             agree(req, parent, name, Version(chosen[name].version))
+            follow(name, wanted)
             continue
         kept = (keep or {}).get(name)
         if parent is not None and kept is not None and req.specifier.contains(kept, prereleases=True):
@@ -160,13 +177,16 @@ def family_files(
             name, str(meta.version), link.filename, link.url, link.hashes.get("sha256"), link.size,
             source.index_url, parent, None if house is None else str(house.parent), selection.warnings,
         )  # fmt: skip
-        for dep in meta.requires:
-            if not is_torch_family(dep.name):
-                continue  # ordinary dependencies come from the default index
-            if dep.marker is not None and not dep.marker.evaluate({**platform.markers, "extra": ""}):
-                continue
-            queue.append((dep, f"{name} {meta.version}"))
+        requires[name], followed[name] = meta.requires, set()
+        follow(name, wanted)
     return list(chosen.values())
+
+
+def _holds(dep: Requirement, extras: set[str], platform: Platform) -> bool:
+    """``dep`` applies to ``platform`` when any of ``extras`` ("" for none) is asked for."""
+    if dep.marker is None:
+        return bool(extras)
+    return any(dep.marker.evaluate({**platform.markers, "extra": extra}) for extra in sorted(extras))
 
 
 def agree(req: Requirement, parent: str | None, name: str, version: Version) -> None:
