@@ -61,7 +61,9 @@ def test_plan_warnings_and_the_rejected_table_wrap_with_a_hanging_indent() -> No
     warning = next(i for i, line in enumerate(lines) if line.startswith("! NVIDIA Jetson"))
     assert lines[warning + 1].startswith("  ") and lines[warning + 1][2] != " "  # under the text, after "! "
 
-    lines = run("plan", "torch", "--offline", "--sysroot", str(MACHINES / "apple-intel-mojave-skylake" / "root"))
+    lines = run(
+        "plan", "torch", "--offline", "--explain", "--sysroot", str(MACHINES / "apple-intel-mojave-skylake" / "root")
+    )
     check_width(lines, ("pytorch/pytorch#114602;", "x86_64"))
     reason = next(i for i, line in enumerate(lines) if line.startswith("  - torch 2.2.2 is the last release"))
     assert lines[reason + 1].startswith("    ") and lines[reason + 1][4] != " "  # under the text, after "  - "

@@ -285,6 +285,7 @@ def plan(
     allow_hsa_override: bool = False,
     extra_index_urls: Sequence[str] = (),
     from_files: Sequence[str] = (),
+    require_gpu: bool = False,
 ) -> Plan:
     """The build for ``target``: the candidates the PyTorch index has (``network=None``: the knowledge base's
     alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch. Each
@@ -296,7 +297,8 @@ def plan(
     (``torch==2.9.0+cu128``), or an ``index_url``/``pytorch_index``/one of ``extra_index_urls`` ending in a variant
     (``.../whl/cu128``). That
     build is judged, never swapped: one without kernels here is refused unless ``force`` (``--force-build``).
-    ``allow_hsa_override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION."""
+    ``allow_hsa_override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION.
+    ``require_gpu``: a machine with a GPU that would get the CPU build is refused (:class:`GpuRequiredError`)."""
     from .index.candidates import check_companions, gather_candidates, triton_from_metadata
     from .index.config import resolve_index_config
     from .resolve import Machine, Request, resolve
@@ -310,6 +312,7 @@ def plan(
     request = Request.parse(
         requirements or ["torch"], allow_cpu=allow_cpu, index_base=base, pre=pre, torch_backend=backend,
         torch_backend_from=backend_from, torch_backend_how=how, force=force, allow_hsa_override=allow_hsa_override,
+        require_gpu=require_gpu,
     )  # fmt: skip
     knowledge = _knowledge(kb, environ)
     notes = [*target.notes, *config.notes]
@@ -596,6 +599,7 @@ def install_requirements(
     no_index: bool = False,
     recover: str | None = None,
     snapshot: bool = True,
+    require_gpu: bool = False,
 ) -> InstallOutcome:
     """``wheelfit install``: plan for the machine (or ``target``), install into the environment, verify.
 
@@ -623,38 +627,43 @@ def install_requirements(
     # First: the child process that describes the environment (~0.15 s) runs while everything else is imported.
     here_dir = cwd or Path.cwd()
     pending = start_inspect(target_python(python, environ, cwd=here_dir, system=system), environ)
-    from .install.transaction import RECOVER_CHOICES
+    try:
+        from .install.transaction import RECOVER_CHOICES
 
-    if recover is not None and recover not in RECOVER_CHOICES:
-        raise UsageError(f"--recover {recover}: use {' or '.join(RECOVER_CHOICES)}")
-    from .requirements import read_file, read_requirements
+        if recover is not None and recover not in RECOVER_CHOICES:
+            raise UsageError(f"--recover {recover}: use {' or '.join(RECOVER_CHOICES)}")
+        from .requirements import read_file, read_requirements
 
-    asked = read_requirements(
-        [*requirements] or ([] if requirement_files else ["torch"]), requirement_files, constraint_files,
-        reader=read_file, cwd=str(here_dir), environ=environ, index_url=index_url, extra_index_urls=extra_index_urls,
-        find_links=find_links, pre=pre, no_index=no_index,
-    )  # fmt: skip
-    # A file with --hash lines (``wheelfit lock -o requirements.txt``) is installed in hash-checking mode, as pip does.
-    require_hashes = any(r.hashes for r in asked.requirements)
-    index_url, extra_index_urls, find_links = asked.index_url, asked.extra_index_urls, asked.find_links
-    pre, no_index = asked.pre, asked.no_index
-    from .index.config import resolve_index_config
-    from .install.run import InstallOptions
-    from .install.wanted import sort_wanted
+        asked = read_requirements(
+            [*requirements] or ([] if requirement_files else ["torch"]), requirement_files, constraint_files,
+            reader=read_file, cwd=str(here_dir), environ=environ, index_url=index_url,
+            extra_index_urls=extra_index_urls, find_links=find_links, pre=pre, no_index=no_index,
+        )  # fmt: skip
+        # A file with --hash lines (``wheelfit lock -o requirements.txt``) is installed in hash-checking mode, as pip
+        # does.
+        require_hashes = any(r.hashes for r in asked.requirements)
+        index_url, extra_index_urls, find_links = asked.index_url, asked.extra_index_urls, asked.find_links
+        pre, no_index = asked.pre, asked.no_index
+        from .index.config import resolve_index_config
+        from .install.run import InstallOptions
+        from .install.wanted import sort_wanted
 
-    config = resolve_index_config(
-        environ, pytorch_index=pytorch_index, index_url=index_url, offline=network.offline,
-        extra_index_urls=tuple(extra_index_urls),
-    )  # fmt: skip
-    from .index.local import resolve_find_links
+        config = resolve_index_config(
+            environ, pytorch_index=pytorch_index, index_url=index_url, offline=network.offline,
+            extra_index_urls=tuple(extra_index_urls),
+        )  # fmt: skip
+        from .index.local import resolve_find_links
 
-    links = resolve_find_links(environ, find_links)
-    network.prepare()  # on a thread, while this one waits for the child process (no contention for the GIL)
-    here = machine(
-        target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout, disabled=disabled,
-        python=lambda: _full_python(pending.result()),
-    )  # fmt: skip
-    env = pending.result()
+        links = resolve_find_links(environ, find_links)
+        network.prepare()  # on a thread, while this one waits for the child process (no contention for the GIL)
+        here = machine(
+            target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout, disabled=disabled,
+            python=lambda: _full_python(pending.result()),
+        )  # fmt: skip
+        env = pending.result()
+    except BaseException:  # refused before the child's answer was read: it is not left running
+        pending.close()
+        raise
     from .install.run import recover_first  # a killed earlier install: undone before the plan looks at the env
 
     env, recovered = recover_first(env, environ, recover=recover, dry_run=dry_run, progress=network.progress)
@@ -674,7 +683,7 @@ def install_requirements(
             wanted, here, env, environ=environ, network=network, config=config, kb=kb, variant_index=variant_index,
             allow_cpu=allow_cpu, pre=pre, upgrade=upgrade, reinstall=reinstall,
             choice={"torch_backend": torch_backend, "force": force, "allow_hsa_override": allow_hsa_override,
-                    "index_url": index_url, "extra_index_urls": tuple(extra_index_urls)},
+                    "index_url": index_url, "extra_index_urls": tuple(extra_index_urls), "require_gpu": require_gpu},
         )  # fmt: skip
         notes += why
         # A variant plan's wheel is offered under its plain name, which a wheelhouse's ordinary torch may share.
@@ -794,13 +803,25 @@ def _plan_install(
             from .kb.matrix import load_knowledge
             from .resolve import Machine
 
-            platform = Machine.from_report(here.report).platform_key
-            pypi = None if installed.local else pypi_label(kb or load_knowledge(), installed, platform)
+            found = Machine.from_report(here.report)
+            pypi = None if installed.local else pypi_label(kb or load_knowledge(), installed, found.platform_key)
+            label = installed.local or pypi
+            gpu = found.gpus is not None and found.gpus.kind != "mps"
+            asked_cpu = (asked is not None and "+cpu" in str(asked)) or (choice or {}).get("torch_backend") == "cpu"
             try:
-                chosen = plan_for(f"torch=={have}" + (f"+{pypi}" if pypi else ""), exact=True)
+                if label == "cpu" and gpu and not asked_cpu:
+                    # not the user's choice of build: what was installed before (PyPI's CPU-only wheel, a mistake)
+                    chosen = None
+                    notes.append(f"torch {have} is installed: a CPU build on a machine with a GPU; replaced by this "
+                                 "machine's build")  # fmt: skip
+                else:
+                    chosen = plan_for(f"torch=={have}" + (f"+{pypi}" if pypi else ""), exact=True)
+            except UsageError:  # the build asked for (an index URL's variant, a backend) is another: it replaces it
+                chosen = None
+                notes.append(f"torch {have} is installed; the build asked for replaces it")
             except WheelfitError as exc:
                 notes.append(f"the installed torch {have} is replaced: {exc}")
-            else:
+            if chosen is not None:
                 pin = next(p.requirement for p in chosen.packages if p.name == "torch").partition("==")[2]
                 if pypi or (Version(pin) == installed and not reinstall):
                     # kept as it is, from wherever it was installed (PyPI, a mirror, a variant wheel's plain copy):

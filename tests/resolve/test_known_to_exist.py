@@ -120,7 +120,8 @@ def test_an_uncertain_build_is_still_planned_when_nothing_sure_runs(tmp_path: Pa
 
 
 def test_the_command_shows_the_build_passed_over(kb_path: Path) -> None:
-    command = [sys.executable, "-m", "wheelfit", "plan", "torch", "--offline", "--kb", str(kb_path), "--target", SM89]
+    command = [sys.executable, "-m", "wheelfit", "plan", "torch", "--offline", "--kb", str(kb_path), "--target", SM89,
+               "--explain"]  # fmt: skip
     env = hermetic_env(COLUMNS="200")
     human = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     assert human.returncode == 0, human.stderr

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from .. import __version__
 from ..errors import UsageError, WheelfitError, clip
@@ -15,15 +17,86 @@ from ..errors import UsageError, WheelfitError, clip
 if TYPE_CHECKING:
     from ..kb.matrix import Knowledge
 
-__all__ = ["app", "error_status", "knowledge", "print_json", "run"]
+__all__ = ["app", "error_status", "first_sentence", "knowledge", "print_json", "run"]
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a command's help, whole (click cuts it to the line with "..."); ``e.g.`` and
+    ``...`` inside do not end it."""
+    import re
+
+    flat = " ".join(text.split("\n\n")[0].split())
+    end = re.search(r"(?<!\be\.g)(?<!\bi\.e)(?<!\.)\.(?=\s|$)", flat)
+    return flat[: end.end()] if end else flat
+
+
+class _Group(TyperGroup):
+    """Every command group of wheelfit (see :func:`_house_classes`): its command list gives each command's first
+    sentence whole, wrapped."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, first_sentence(cmd.short_help or cmd.help or "")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+class _Command(TyperCommand):
+    """Every command of wheelfit (see :func:`_house_classes`): ``--help`` describes each argument, once."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _argument_help(self)
+        super().format_help(ctx, formatter)
+
+    def format_arguments(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Nothing: typer lists the arguments with the options ("Arguments"); click 8.5's own "Positional
+        arguments" would list them twice."""
+
+
+def _argument_help(cmd: click.Command) -> None:
+    """Give back each argument the help its ``typer.Argument(help=...)`` declares: typer (0.25) sets it before
+    click (8.5, whose ``Argument`` takes a help of its own) overwrites it with ``None``, and ``--help`` showed
+    ``[REQUIREMENTS]...`` bare."""
+    missing = [p for p in cmd.params if isinstance(p, click.Argument) and getattr(p, "help", None) is None]
+    original = getattr(cmd.callback, "__wrapped__", None)  # typer's wrapper of the command's function
+    if not missing or original is None:
+        return
+    from typer.models import ArgumentInfo
+    from typer.utils import get_params_from_function
+
+    declared = get_params_from_function(original)
+    for param in missing:
+        info = declared[param.name].default if param.name in declared else None
+        if isinstance(info, ArgumentInfo) and info.help:
+            param.help = info.help
+
+
+def _house_classes(typer_app: typer.Typer) -> None:
+    """Make ``typer_app``'s commands and groups, and theirs, :class:`_Command` and :class:`_Group` (unless one
+    chose its own): each module then declares its commands the ordinary way."""
+    for command in typer_app.registered_commands:
+        if command.cls in (None, TyperCommand):  # typer's default
+            command.cls = _Command
+    for group in typer_app.registered_groups:
+        if not isinstance(group.cls, type):  # typer's "not set" placeholder
+            group.cls = _Group
+        if group.typer_instance is not None:
+            _house_classes(group.typer_instance)
+
 
 app = typer.Typer(
     name="wheelfit",
     help="Install the PyTorch build that has kernels for this machine, and say why.",
+    cls=_Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    suggest_commands=False,  # click suggests already: typer's own made it "Did you mean 'install'?" twice
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -145,6 +218,15 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.
 DisableOpt = Annotated[
     list[str] | None, typer.Option("--disable-provider", help="Skip a detector plugin by name.", metavar="NAME")
 ]
+RequireGpuOpt = Annotated[
+    bool,
+    typer.Option(
+        "--require-gpu",
+        help="Fail instead of planning the CPU build for a machine (or --target) whose GPU no build serves: CI for a "
+        "GPU fleet then stops rather than test CPU builds.",
+        envvar="WHEELFIT_REQUIRE_GPU",
+    ),
+]
 PreOpt = Annotated[
     bool,
     typer.Option(
@@ -192,7 +274,11 @@ def detect(
 @app.command()
 def plan(
     requirements: Annotated[
-        list[str] | None, typer.Argument(help='What to plan: "torch", "torch==2.9.*", "torchvision", ...')
+        list[str] | None,
+        typer.Argument(
+            help='Packages to plan, as pip takes them: torch, "torch==2.9.*", torchvision==0.24, torchaudio, '
+            "triton (default: torch)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     target: TargetOpt = None,
@@ -209,15 +295,22 @@ def plan(
     torch_backend: TorchBackendOpt = None,
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
+    require_gpu: RequireGpuOpt = False,
     http_timeout: HttpTimeoutOpt = None,
     cert: CertOpt = None,
     disable: DisableOpt = None,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Show everything: each build turned down and why, each fact below primary."),
+    ] = False,
 ) -> None:
     """Choose the PyTorch build that has kernels for this machine (or --target), and say why."""
     from .. import api
     from ..fetch.deadline import index_deadline
+    from ..resolve.request import check_names
     from .progress import Downloads
 
+    check_names(requirements or ["torch"])  # a name it cannot plan (troch): said before detecting or fetching
     kb = knowledge(kb_file)
     deadline = index_deadline(os.environ, "plan")  # an index that does not answer: the knowledge base, soon
     with (
@@ -243,13 +336,26 @@ def plan(
             torch_backend=torch_backend,
             force=force_build,
             allow_hsa_override=allow_hsa_override,
+            require_gpu=require_gpu,
         )
     if as_json:
         print_json(result.to_dict())
         return
     from .render import render_plan
 
-    render_plan(result)
+    render_plan(result, explain=explain, install=_install_command(requirements or ["torch"], target, pytorch_index))
+
+
+def _install_command(requirements: list[str], target: str | None, pytorch_index: str | None) -> str:
+    """The ``wheelfit install`` line that installs what was planned, for the same machine and index."""
+    import shlex
+
+    argv = ["wheelfit", "install", *requirements]
+    if target:
+        argv += ["--target", target]
+    if pytorch_index:
+        argv += ["--pytorch-index", pytorch_index]
+    return " ".join(map(shlex.quote, argv))
 
 
 def knowledge(path: Path | None) -> Knowledge | None:
@@ -301,8 +407,17 @@ def run(args: list[str]) -> int:
         sys.stderr.write("wheelfit: interrupted\n")
         return 130
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        return error_status(exc)
+        code = error_status(exc)
+        if "--json" in args:  # a caller that reads JSON gets its error as JSON too (the line above stays)
+            print_json(error_json(exc, code))
+        return code
     return 0
+
+
+def error_json(exc: Exception, code: int) -> dict[str, object]:
+    """The error of a ``--json`` run, as a document: ``{"error": {"kind", "message", "exit_code"}}``."""
+    kind = "usage" if code == 2 else "failure" if code == 1 else "internal"
+    return {"schema_version": "1.0", "error": {"kind": kind, "message": clip(str(exc), _MAX_LINE), "exit_code": code}}
 
 
 def _interrupt_in(exc: BaseException) -> bool:
@@ -318,7 +433,7 @@ def _interrupt_in(exc: BaseException) -> bool:
 
 
 def _register_more_commands() -> None:
-    """Commands that live in their own modules register on ``app`` when imported."""
+    """Commands that live in their own modules register on ``app`` when imported; then all are wheelfit's classes."""
     from . import (  # noqa: F401
         configure_cmd,
         configure_pip_cmd,
@@ -332,6 +447,8 @@ def _register_more_commands() -> None:
         variants_cmd,
         verify_cmd,
     )
+
+    _house_classes(app)
 
 
 _register_more_commands()

@@ -19,6 +19,7 @@ from .app import (
     KbOpt,
     PreOpt,
     PytorchIndexOpt,
+    RequireGpuOpt,
     SysrootOpt,
     TargetsOpt,
     TimeoutOpt,
@@ -87,6 +88,7 @@ def env(
     torch_backend: TorchBackendOpt = None,
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
+    require_gpu: RequireGpuOpt = False,
     http_timeout: HttpTimeoutOpt = None,
     cert: CertOpt = None,
 ) -> None:
@@ -99,6 +101,9 @@ def env(
     if chosen not in FORMATS:
         raise UsageError(f"--format {chosen!r}: use one of {', '.join(FORMATS)}")
     draw = render_matrix if as_matrix and chosen != "github" else renderer(chosen)
+    from ..resolve.request import check_names
+
+    check_names(requirements or ["torch"])  # a name it cannot plan (troch): said before detecting or fetching
     if chosen == "github":
         from ..integrations.github import output_path
 
@@ -112,6 +117,7 @@ def env(
             probe_timeout=probe_timeout, kb=kb, pytorch_index=pytorch_index, variant_index=variant_index,
             allow_cpu=allow_cpu, pre=pre, torch_backend=torch_backend, force=force_build,
             allow_hsa_override=allow_hsa_override,
+            require_gpu=require_gpu,
         )  # fmt: skip
     output = draw(values, os.environ)
     apply_output(output)

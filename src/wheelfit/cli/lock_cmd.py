@@ -11,6 +11,7 @@ import typer
 from .app import (
     KbOpt,
     PytorchIndexOpt,
+    RequireGpuOpt,
     SysrootOpt,
     TargetsOpt,
     TimeoutOpt,
@@ -56,6 +57,7 @@ def lock(
     sysroot: SysrootOpt = None,
     probe_timeout: TimeoutOpt = 15.0,
     kb_file: KbOpt = None,
+    require_gpu: RequireGpuOpt = False,
 ) -> None:
     """Write a lock file (PEP 751 pylock.toml, or hash-pinned requirements) for this machine or each --target."""
     from .. import api
@@ -67,7 +69,7 @@ def lock(
         done = write_locks(
             requirements or [], requirement_files or [], targets or [], output, fmt=fmt, environ=os.environ,
             network=net, cwd=Path.cwd(), sysroot=sysroot, probe_timeout=probe_timeout,
-            pytorch_index=pytorch_index, index_url=index_url, kb=kb,
+            pytorch_index=pytorch_index, index_url=index_url, kb=kb, require_gpu=require_gpu,
         )  # fmt: skip
     from ..integrations.targets import plan_warnings
 

@@ -8,7 +8,6 @@ terminal and piped alike, as the README shows them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -19,7 +18,7 @@ from ..report import Accelerator, HardwareReport
 from ..resolve.plan import Plan
 from .render_verify import render_verify
 from .text import say as _say
-from .text import wrap as _wrap
+from .text import table as _table
 
 if TYPE_CHECKING:
     from ..api import InstallOutcome
@@ -48,63 +47,36 @@ def _driver(a: Accelerator) -> str:
         return f"ROCm {a.rocm_version}" if a.rocm_version else "amdgpu (no ROCm install)"
     if a.vendor == "intel":
         return str(a.extra.get("driver") or "")
+    if a.vendor == "apple" and a.extra.get("macos"):  # Metal, and so MPS, comes with macOS
+        return f"macOS {a.extra['macos']}"
     return ""
-
-
-#: Columns between table cells.
-_GAP = 2
 
 
 def _console(console: Console | None) -> Console:
     return console or Console(highlight=False)
 
 
-def _table(
-    con: Console,
-    headers: Sequence[str],
-    rows: Sequence[Sequence[str | Text]],
-    *,
-    title: str | None = None,
-    wrap: Sequence[int] = (),
-) -> None:
-    """Plain columns: the ``wrap`` columns are narrowed (never below their longest word) until the table fits the
-    console, their cells wrapped at spaces; the others keep their width. Nothing fits: the line overflows."""
-    cells = [[c if isinstance(c, Text) else Text(c) for c in row] for row in rows]
-    heads = [Text(h, style="bold") for h in headers]
-    n = len(headers)
-    widths = [max([heads[i].cell_len, *(row[i].cell_len for row in cells)]) for i in range(n)]
-    floors = [
-        max([1, *(len(w) for row in [*cells, heads] for w in row[i].plain.split())]) if i in wrap else widths[i]
-        for i in range(n)
-    ]
-    while sum(widths) + _GAP * (n - 1) > con.width:
-        shrinkable = [i for i in range(n) if widths[i] > floors[i]]
-        if not shrinkable:
-            break  # a word longer than the room left: the line overflows rather than split it
-        # the last column holds the sentences: it gives up room at half the rate of the short ones
-        widest = max(shrinkable, key=lambda i: widths[i] / (2 if i == n - 1 else 1))
-        widths[widest] -= 1
-    if title:
-        con.print(Text(title, style="bold"), soft_wrap=True, highlight=False)
-    for row in [heads, *cells]:
-        wrapped = [_wrap(row[i], widths[i]) for i in range(n)]
-        for k in range(max(len(w) for w in wrapped)):
-            parts: list[Text] = []
-            for i in range(n):
-                piece = wrapped[i][k].copy() if k < len(wrapped[i]) else Text()
-                if i < n - 1:
-                    piece.pad_right(widths[i] - piece.cell_len + _GAP)
-                parts.append(piece)
-            line = Text.assemble(*parts)
-            line.rstrip()
-            con.print(line, soft_wrap=True, highlight=False)
+def _arch(a: Accelerator, report: HardwareReport) -> str:
+    """The architecture that decides kernels. An Apple GPU's is its chip's generation (``Apple M1``, from the
+    report's CPU microarchitecture ``m1``: the same die), since Metal builds the MPS kernels for any of them.
+    Unknown: a dash, and the note column says why."""
+    if a.arch:
+        return a.arch
+    if a.vendor == "apple" and report.cpu.vendor == "Apple" and report.cpu.microarchitecture:
+        micro = report.cpu.microarchitecture
+        return f"Apple {micro.upper()}" if micro[:1] == "m" and micro[1:].isdigit() else micro
+    return "-"
 
 
 def render_report(report: HardwareReport, console: Console | None = None) -> None:
     con = _console(console)
     p, c = report.platform, report.cpu
-    bits = [f"{p.system} {p.machine or '?'}", f"Python {p.python}"]
-    bits += [b for b in (p.libc, p.release and f"kernel/OS {p.release}") if b]
+    arch = p.machine or c.arch  # a sysroot's uname is not read: the CPU's architecture is the same
+    if p.system == "Darwin":  # the release is the macOS version there, not Darwin's kernel version
+        bits = [" ".join(b for b in ("macOS", p.release, arch) if b), f"Python {p.python}"]
+    else:
+        bits = [" ".join(b for b in (p.system, arch) if b), f"Python {p.python}"]
+        bits += [b for b in (p.libc, p.release and f"kernel/OS {p.release}") if b]
     if p.wsl:
         bits.append("WSL2")
     if p.container:
@@ -128,7 +100,7 @@ def render_report(report: HardwareReport, console: Console | None = None) -> Non
             name = Text(a.name)
             if not a.extra.get("visible", True):
                 name.append(" (hidden by CUDA_VISIBLE_DEVICES)", style="dim")
-            rows.append([str(i), name, a.arch or "?", _driver(a), device_note(a)])
+            rows.append([str(i), name, _arch(a, report), _driver(a), device_note(a)])
         headers = ("#", "Device", "Architecture", "Driver", "What it means for PyTorch")
         _table(con, headers, rows, wrap=(1, 3, 4))
     else:
@@ -153,7 +125,11 @@ def _build(plan: Plan) -> str:
     return f"{plan.torch_version}+{plan.variant}"
 
 
-def render_plan(plan: Plan, console: Console | None = None) -> None:
+def render_plan(
+    plan: Plan, console: Console | None = None, *, explain: bool = False, install: str | None = None
+) -> None:
+    """The pick, its index, why, and the command that installs it (``install``); warnings whole. By default the
+    facts below primary are one line and the builds turned down are counted by reason; ``explain`` lists both."""
     con = _console(console)
     # a variant label is not a local version: it never joins the version with "+"
     title = f"torch {plan.torch_version}, variant {plan.variant}" if plan.mode == "variant" else f"torch {_build(plan)}"
@@ -176,13 +152,50 @@ def render_plan(plan: Plan, console: Console | None = None) -> None:
     if plan.env:
         _say(con, "[bold]Run with[/]  ", " ".join(f"{k}={v}" for k, v in plan.env.items()))
     doubts = plan.uncertain
-    if doubts:
+    if doubts and explain:
         _say(con, "[bold]Uncertain[/]  ", "this plan rests on facts below primary or measured:")
         for fact in doubts:
             _say(con, "  - ", f"{fact.what} ({fact.confidence}): {fact.source}")
-    if plan.rejected:
+    elif doubts:
+        levels = ", ".join(dict.fromkeys(f.confidence for f in doubts))
+        many = "facts" if len(doubts) > 1 else "fact"
+        _say(con, "[bold]Uncertain[/]  ", f"rests on {len(doubts)} {many} below primary ({levels}): `--explain`")
+    if install is not None:
+        _say(con, "[bold]Install[/]  ", install)
+    if plan.rejected and explain:
         rows = [[r.version, r.variant, r.reason] for r in plan.rejected]
         _table(con, ("torch", "build", "why not"), rows, title="Not chosen", wrap=(2,))
+    elif plan.rejected:
+        _say(con, "[bold]Not chosen[/]  ", _rejected_summary(plan) + ": `--explain`")
+
+
+#: How the short plan counts the builds each rule turned down (``Judge`` values; others by their name).
+_JUDGED = {
+    "absent": "not on the index",
+    "files": "without a wheel for this platform and Python",
+    "python": "for another Python",
+    "glibc": "needing a newer glibc",
+    "macos": "needing a newer macOS",
+    "kernels": "without kernels for this GPU",
+    "driver": "needing a newer driver",
+    "rocm": "whose ROCm lost this GPU's kernels",
+    "override": "needing HSA_OVERRIDE_GFX_VERSION",
+    "properties": "with variant properties not supported here",
+    "unconfirmed": "not known to exist",
+}
+
+
+def _rejected_summary(plan: Plan) -> str:
+    """``5 without kernels for this GPU (cu130, cu132, cu134); 21 not on the index (rocm6.1, ..., +9)``."""
+    groups: dict[str, list[str]] = {}
+    for r in plan.rejected:
+        groups.setdefault(_JUDGED.get(r.judge, r.judge or "other"), []).append(r.variant)
+    parts = []
+    for why, labels in groups.items():
+        names = list(dict.fromkeys(labels))
+        shown = ", ".join(names[:4]) + (f", +{len(names) - 4}" if len(names) > 4 else "")
+        parts.append(f"{len(labels)} {why} ({shown})")
+    return "; ".join(parts)
 
 
 def _fallbacks(con: Console, plan: Plan) -> None:

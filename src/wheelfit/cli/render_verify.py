@@ -21,23 +21,27 @@ __all__ = ["record_line", "record_summary", "render_record", "render_verify"]
 _NAMED = 3
 
 
-def render_verify(verification: Verification, python: str, console: Console | None = None) -> None:
+def render_verify(
+    verification: Verification, python: str, console: Console | None = None, *, target: str | None = None
+) -> None:
     con = console or Console()
     marks = {True: "[green]ok[/]  ", False: "[red]FAIL[/]", None: "[yellow]--[/]  "}
     for c in verification.checks:
         say(con, f"  {marks[c.ok]}  {c.name:11} ", c.detail, hang=20)
     # The summary's variable parts are escaped where they are put in; wrapped, it hangs by 2.
-    say(con, "", Text.from_markup(_summary(verification, python)), indent=2)
+    say(con, "", Text.from_markup(_summary(verification, python, target)), indent=2)
 
 
-def _summary(v: Verification, python: str) -> str:
+def _summary(v: Verification, python: str, target: str | None = None) -> str:
     """One line: whether torch runs here, and (a note) whether it is wheelfit's pick."""
     torch = f"torch {v.facts.version}" + (f" ({v.runtime})" if v.runtime else "")
     if not v.ok:
         what = escape(torch if v.facts.version else "torch")
         fail = f"[bold red]FAIL[/]: {what} in {escape(python)} will not work here"
         if v.planned is False and v.plan_build:
-            fix = f"wheelfit install torch=={v.facts.version.split('+')[0]} --python {python}"
+            build = v.plan_build if " " not in v.plan_build else v.facts.version.split("+")[0]  # a variant: its version
+            fix = f"wheelfit install torch=={build} --python {python}"
+            fix += f" --target {target}" if target else ""
             fail += f"; wheelfit's plan for this machine is torch {escape(v.plan_build)} ({escape(fix)})"
         return fail
     head = f"[bold green]verified[/]: {escape(torch)} in {escape(python)}"

@@ -6,9 +6,11 @@ import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.text import Text
 
 from ..errors import UsageError, WheelfitError
 from .app import SysrootOpt, TimeoutOpt, app, print_json
+from .text import say
 
 if TYPE_CHECKING:
     from ..variants.metadata import VariantsMetadata
@@ -56,22 +58,21 @@ def rank(
         print_json(ranking.to_dict())
         return
     from rich.console import Console
-    from rich.table import Table
 
-    con = Console()
+    from .text import table
+
+    con = Console(highlight=False)
     for note in notes:
-        con.print(f"[yellow]note:[/] {note}", highlight=False)
-    table = Table(header_style="bold")
-    for col in ("#", "Label", "Verdict"):
-        table.add_column(col, overflow="fold")
+        say(con, "[yellow]note:[/] ", note)
+    rows: list[list[str]] = []
     for i, ranked in enumerate(ranking.compatible, 1):
         verdict = "runs here (null variant: no accelerator)" if ranked.is_null else "runs here"
-        table.add_row(str(i), ranked.label, verdict)
+        rows.append([str(i), ranked.label, verdict])
     for excl in ranking.incompatible:
-        table.add_row("-", excl.label, excl.reason)
+        rows.append(["-", excl.label, excl.reason])
     runs = f"{len(ranking.compatible)} of {len(metadata.variants)} variants run here"
-    con.print(f"[bold]{name}[/]: {runs}", highlight=False)
-    con.print(table)
+    say(con, "", Text.assemble((name, "bold"), f": {runs}"))
+    table(con, ("#", "Label", "Verdict"), rows, wrap=(1, 2))
 
 
 @variants_app.command("show")
@@ -82,16 +83,16 @@ def show(
 ) -> None:
     """Print a variants file as a readable table: providers, priorities, and each variant's properties."""
     from rich.console import Console
-    from rich.table import Table
+
+    from .text import table
 
     name, meta = _variants_file(source)
-    con = Console()
-    con.print(f"[bold]{name}[/]  schema {'.'.join(map(str, meta.schema_version))} ({meta.schema_url})", highlight=False)
-    con.print("Namespace priority: " + " > ".join(meta.namespace_order), highlight=False)
+    con = Console(highlight=False)
+    schema = f"  schema {'.'.join(map(str, meta.schema_version))} ({meta.schema_url})"
+    say(con, "", Text.assemble((name, "bold"), schema))
+    say(con, "Namespace priority: ", " > ".join(meta.namespace_order))
     if meta.providers:
-        providers = Table(title="Providers", header_style="bold", title_justify="left")
-        for col in ("Namespace", "Kind", "Requires / values", "Enabled if"):
-            providers.add_column(col, overflow="fold")
+        providers: list[list[str]] = []
         for ns, p in meta.providers.items():
             if p.static_properties is not None:
                 kind = "static"
@@ -99,21 +100,20 @@ def show(
             else:
                 kind = "install-time" + (", optional" if p.optional else "")
                 what = ", ".join(p.requires) or (p.plugin_api or "")
-            providers.add_row(ns, kind, what, p.enable_if or "always")
-        con.print(providers)
-    variants = Table(title="Variants", header_style="bold", title_justify="left")
-    for col in ("Label", "Namespace", "Feature", "Values"):
-        variants.add_column(col, overflow="fold")
+            providers.append([ns, kind, what, p.enable_if or "always"])
+        headers = ("Namespace", "Kind", "Requires / values", "Enabled if")
+        table(con, headers, providers, title="Providers", wrap=(1, 2, 3))
+    variants: list[list[str]] = []
     for label, variant in meta.variants.items():
         if variant.is_null:
-            variants.add_row(label, "-", "-", "(null variant: no properties)")
+            variants.append([label, "-", "-", "(null variant: no properties)"])
             continue
         first = True
         for ns, feats in variant.features.items():
             for feat, values in feats.items():
-                variants.add_row(label if first else "", ns, feat, ", ".join(values))
+                variants.append([label if first else "", ns, feat, ", ".join(values)])
                 first = False
-    con.print(variants)
+    table(con, ("Label", "Namespace", "Feature", "Values"), variants, title="Variants", wrap=(2, 3))
 
 
 def _variants_file(source: str) -> tuple[str, VariantsMetadata]:

@@ -83,7 +83,7 @@ def verify(
     else:
         from .render_verify import render_record, render_verify
 
-        render_verify(outcome.verification, outcome.env.executable)
+        render_verify(outcome.verification, outcome.env.executable, target=target)
         if records is not None:
             render_record(records)
     if not outcome.verification.ok or (records is not None and not records.ok):

@@ -141,6 +141,12 @@ class PendingEnv:
             self._answer = self._collect(timeout)
         return self._answer
 
+    def close(self) -> None:
+        """Stop the child if its answer is no longer wanted (the command was refused before it was read)."""
+        if self.process is not None and self._answer is None and self.process.returncode is None:
+            self.process.kill()
+            self.process.communicate()
+
     def _collect(self, timeout: float) -> TargetEnv:
         if self.process is None:
             raise EnvironmentProbeError(

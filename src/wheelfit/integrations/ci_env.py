@@ -70,6 +70,8 @@ class CiValues:
     warnings: tuple[str, ...]
     reasons: tuple[str, ...]
     rejected: tuple[Rejection, ...]
+    #: A target with a GPU that gets the CPU build: why (``None``: it does not).
+    gpu_fallback: str | None
     #: The plan and target these came from (for a renderer that needs more, e.g. the machine's hardware).
     source: TargetPlan = field(repr=False, compare=False)
 
@@ -102,6 +104,8 @@ class CiValues:
             "cache_key": self.cache_key,
             "env": dict(self.runtime_env),
             "warnings": list(self.warnings),
+            "fallback": "cpu" if self.gpu_fallback else None,
+            "fallback_reason": self.gpu_fallback,
         }
 
 
@@ -132,6 +136,7 @@ def ci_values(found: TargetPlan) -> CiValues:
         warnings=tuple(plan.warnings),
         reasons=tuple(plan.reasons),
         rejected=tuple(plan.rejected),
+        gpu_fallback=plan.gpu_fallback,
         source=found,
     )
 
@@ -220,6 +225,9 @@ def matrix(values: Sequence[CiValues]) -> dict[str, Any]:
                 "platform": v.platform,
                 "python": v.python,
                 "cache-key": v.cache_key,
+                # a GPU target that gets the CPU build says so in its job (``if: matrix.fallback == ''``)
+                "fallback": "cpu" if v.gpu_fallback else "",
+                "fallback-reason": v.gpu_fallback or "",
             }
             for v in values
         ]

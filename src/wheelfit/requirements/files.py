@@ -217,4 +217,22 @@ def read_requirements(
         no_index=no_index,
     )
     merged = files.merge(cli)
+    _check_names(cli.requirements + files.requirements)
     return replace(merged, requirements=cli.requirements + files.requirements)
+
+
+def _check_names(requirements: Sequence[ParsedRequirement]) -> None:
+    """A named requirement that is a typo of a name wheelfit plans (``troch``: the rule is
+    :func:`~wheelfit.resolve.request.misspelt`) is refused here, before anything is detected or fetched: it would
+    go to the default index, which has no such package, or a squatter's. A torch-family name is never refused,
+    nor a direct reference or a path (``troch @ https://...``), which names its own file."""
+    from ..install.family import is_torch_family
+    from ..resolve.request import UnknownPackageError, misspelt
+
+    for req in requirements:
+        if req.kind != "named" or req.name is None or req.requirement is None or is_torch_family(req.name):
+            continue
+        meant = misspelt(req.name)
+        if meant is not None:
+            where = f"{req.origin}: " if req.origin.file is not None else ""
+            raise UnknownPackageError(req.requirement.name, meant, where)

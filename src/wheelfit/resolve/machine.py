@@ -30,6 +30,10 @@ class ResolveError(WheelfitError):
     """No build can be planned; the message says why and what to try."""
 
 
+class GpuRequiredError(ResolveError):
+    """A machine with a GPU would get the CPU build, and a GPU build was required."""
+
+
 #: Which kind of PyTorch build serves each vendor's GPUs.
 KIND_OF_VENDOR = {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps"}
 

@@ -19,8 +19,9 @@ __all__ = ["PLAN_SCHEMA_VERSION", "PackagePin", "Plan", "Rejection"]
 
 #: 1.0: the keys of wheelfit 0.1; 1.1 adds ``schema_version``, ``confidence``/``uncertain`` per package,
 #: ``judge`` per rejection and ``sources``; 1.2 adds ``detector_failures`` (an empty list when every detector
-#: plugin worked or the machine was given with ``--target``).
-PLAN_SCHEMA_VERSION = "1.2"
+#: plugin worked or the machine was given with ``--target``); 1.3 adds ``gpu_fallback`` (why a machine with a GPU
+#: gets the CPU build, else null).
+PLAN_SCHEMA_VERSION = "1.3"
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ class Plan:
     sources: tuple[str, ...] = ()
     #: Detector plugins that failed while the machine was detected, and what the plan was made for instead.
     detector_failures: tuple[DetectorFallback, ...] = ()
+    #: A machine with a GPU that gets the CPU build: why (``None``: it does not). Every output that acts on the
+    #: plan shows it, and a caller that asked for a GPU build refuses the plan (:func:`require_gpu`).
+    gpu_fallback: str | None = None
 
     @property
     def uncertain(self) -> tuple[Fact, ...]:
@@ -109,6 +113,7 @@ class Plan:
             "env": dict(self.env),
             "sources": list(self.sources),
             "detector_failures": [f.to_dict() for f in self.detector_failures],
+            "gpu_fallback": self.gpu_fallback,
             **(
                 {"dependencies": list(self.dependencies), "variant_properties": list(self.variant_properties)}
                 if self.mode == "variant"

@@ -14,7 +14,18 @@ from ..kb.candidates import label_kind
 from ..kb.overrides import rocm_known_broken, rocm_overrides
 from .machine import ResolveError
 
-__all__ = ["COMPANIONS", "DEFAULT_INDEX", "TRITONS", "BackendHow", "Request", "check_backend"]
+__all__ = [
+    "COMPANIONS",
+    "DEFAULT_INDEX",
+    "PLANNED",
+    "TRITONS",
+    "BackendHow",
+    "Request",
+    "UnknownPackageError",
+    "check_backend",
+    "check_names",
+    "misspelt",
+]
 
 #: Where a choice of build came from: ``--torch-backend``, ``UV_TORCH_BACKEND``, an index URL ending in a
 #: variant (``--index-url .../whl/cu128``), or a local label in a pin (``torch==2.9.0+cu128``).
@@ -29,6 +40,59 @@ TRITONS = ("triton", "pytorch-triton-rocm", "pytorch-triton-xpu")
 #: Packages that come at the version matching the chosen torch, from the same variant index.
 COMPANIONS = ("torchvision", "torchaudio", *TRITONS)
 
+#: Every name wheelfit plans: torch and its companions.
+PLANNED = ("torch", *COMPANIONS)
+
+
+class UnknownPackageError(UsageError):
+    """A requirement that is a slip of the finger away from a name wheelfit plans (``troch``, see :func:`misspelt`):
+    a usage error (exit 2) naming the one package meant, raised before anything is detected or fetched."""
+
+    def __init__(self, name: str, meant: str, where: str = "") -> None:
+        self.name, self.meant = name, meant
+        super().__init__(f"{where}{name} is not a PyTorch package: did you mean {meant}?")
+
+
+#: Names people type for torch that are not it: PyPI's ``pytorch`` is a stub whose install fails with "you tried
+#: to install pytorch; the package named for PyTorch is torch" (its setup.py on PyPI, version 1.0.2).
+ALIASES = {"pytorch": "torch"}
+
+
+def misspelt(name: str) -> str | None:
+    """The planned name (:data:`PLANNED`) that ``name`` is a typo of, else ``None``.
+
+    A typo is one slip from that name: two neighbouring letters swapped (``troch``) or a letter typed twice
+    (``torcch``); for a name of 8 letters or more, also one letter left out, added or changed (``torchvison``,
+    ``torch-vision``). The names themselves are never typos. ``difflib`` ranks the candidates; its similarity alone
+    would be no rule: it takes ``torchao`` and ``torchx``, real packages, for ``torch``. Short names get only the
+    slips that no real name is likely to be (``torchx``, ``touch`` and ``porch`` are one letter from ``torch``), so
+    a requirement that gets through is left to the index. Callers that install other packages skip the names of the
+    torch family first (:func:`wheelfit.install.family.is_torch_family`): no rule here may refuse those.
+    """
+    import difflib
+
+    typed = canonicalize_name(name)
+    if typed in PLANNED:
+        return None
+    if typed in ALIASES:
+        return ALIASES[typed]
+    return next((n for n in difflib.get_close_matches(typed, PLANNED, n=3, cutoff=0.6) if _one_slip(typed, n)), None)
+
+
+def _one_slip(typed: str, name: str) -> bool:
+    """Whether ``typed`` is ``name`` with one slip (see :func:`misspelt`)."""
+    long = len(name) >= 8
+    at = next((i for i, (a, b) in enumerate(zip(typed, name, strict=False)) if a != b), min(len(typed), len(name)))
+    if len(typed) == len(name):
+        swapped = typed[at + 2 :] == name[at + 2 :] and typed[at : at + 2] == name[at : at + 2][::-1]
+        return swapped or (long and typed[at + 1 :] == name[at + 1 :])
+    if len(typed) == len(name) + 1:  # one letter added: typed twice (torcch), or anything in a long name
+        doubled = typed[at] in typed[max(at - 1, 0) : at] + typed[at + 1 : at + 2]
+        return typed[:at] + typed[at + 1 :] == name and (long or doubled)
+    if len(typed) == len(name) - 1:  # one letter left out
+        return long and name[:at] + name[at + 1 :] == typed
+    return False
+
 
 def check_backend(value: str, source: str) -> str | None:
     """A ``--torch-backend`` value as uv spells it: ``auto`` (``None``: wheelfit's own choice) or a per-variant
@@ -39,6 +103,29 @@ def check_backend(value: str, source: str) -> str | None:
     if label_kind(text) is None:
         raise UsageError(f"{source} {value!r}: use auto, cpu, xpu, cuNNN (cu128) or rocmX.Y (rocm7.1), as uv does")
     return text
+
+
+def _planned(spec: str) -> Requirement:
+    """``spec`` read; a name wheelfit does not plan is refused, a typo of one (:func:`misspelt`) as a usage error."""
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement as exc:
+        raise UsageError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
+    if canonicalize_name(req.name) not in PLANNED:
+        meant = misspelt(req.name)
+        if meant is not None:
+            raise UnknownPackageError(req.name, meant)
+        raise ResolveError(
+            f"wheelfit plans torch and its companions ({', '.join(COMPANIONS)}); {req.name} is not one of them"
+        )
+    return req
+
+
+def check_names(specs: Sequence[str]) -> None:
+    """Refuse what :meth:`Request.parse` refuses in the names of ``specs``, without building a request (which
+    reads the knowledge base): a plan checks them before it detects the machine or reads an index."""
+    for spec in specs:
+        _planned(spec)
 
 
 def _said(source: str, backend: str, how: BackendHow) -> str:
@@ -73,6 +160,8 @@ class Request:
     force: bool = False
     #: ``--allow-hsa-override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION.
     allow_hsa_override: bool = False
+    #: ``--require-gpu``: a machine with a GPU that would get the CPU build is refused instead (CI for a GPU fleet).
+    require_gpu: bool = False
 
     @classmethod
     def parse(
@@ -89,15 +178,8 @@ class Request:
         reqs: list[Requirement] = []
         labels: dict[str, str] = {}
         for spec in specs:
-            try:
-                req = Requirement(spec)
-            except InvalidRequirement as exc:
-                raise UsageError(f"cannot read the requirement {spec!r}: {first_line(exc)}") from exc
+            req = _planned(spec)
             name = canonicalize_name(req.name)
-            if name != "torch" and name not in COMPANIONS:
-                raise ResolveError(
-                    f"wheelfit plans torch and its companions ({', '.join(COMPANIONS)}); {req.name} is not one of them"
-                )
             for s in req.specifier:
                 local = s.version.partition("+")[2] if s.operator in ("==", "===") else ""  # not != ...+cu128
                 if local and name not in TRITONS:

@@ -24,7 +24,7 @@ from ..variants.ranking import Ranking, rank_variants
 from .choice import judge_chosen, refusal_text
 from .coverage import sm_tuple
 from .judges import Found, Judge, Refusal, describe, driver_fit, gate, judge_kernels, rocm_host
-from .machine import GpuGroup, Machine, ResolveError
+from .machine import GpuGroup, GpuRequiredError, Machine, ResolveError
 from .plan import PackagePin, Plan, Rejection
 from .request import TRITONS, Request
 
@@ -100,20 +100,23 @@ def _auto(pool: _Pool) -> Plan:
             if excluded:
                 _exclude(found, group, excluded)
             if search.newest is not None and found.candidate.version.release[:2] != search.newest.release[:2]:
-                if request.allow_cpu:
+                if request.allow_cpu and not request.require_gpu:
                     cpu = _cpu_search(pool)
-                    warnings.append(
-                        f"--allow-cpu: torch {cpu.candidate.version} has no {group.kind} build for "
-                        f"{_devices(group)}; installing its CPU build (torch {found.candidate} would run on the GPU)"
+                    why = (
+                        f"torch {cpu.candidate.version} has no {group.kind} build for {_devices(group)}; installing "
+                        f"its CPU build (torch {found.candidate} would run on the GPU)"
                     )
-                    return _plan(pool, cpu, search.rejected, warnings)
+                    warnings.append(f"--allow-cpu: {why}")
+                    return replace(_plan(pool, cpu, search.rejected, warnings), gpu_fallback=why)
                 found.why.insert(0, _dropped(pool, search, group))
             return _plan(pool, found, search.rejected, warnings)
+        none = f"no PyTorch build matching {request.torch} has kernels for {_devices(group)}"
+        if request.require_gpu:
+            raise GpuRequiredError(f"{none}, and a GPU build is required")
         cpu = _cpu_search(pool)
-        warnings.append(
-            f"no PyTorch build matching {request.torch} has kernels for {_devices(group)}: installing the CPU build"
-        )
-        return _plan(pool, cpu, search.rejected, warnings)
+        why = f"{none}: installing the CPU build"
+        warnings.append(why)
+        return replace(_plan(pool, cpu, search.rejected, warnings), gpu_fallback=why)
 
     if group is not None and group.kind == "mps":
         turned_down: list[Rejection] = []
