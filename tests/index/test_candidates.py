@@ -169,7 +169,8 @@ def test_an_unreachable_index_plans_from_the_knowledge_base_and_says_so(http: ht
 def test_the_command_shows_skipped_and_uncertain_builds(mirror: Index, tmp_path: Path) -> None:
     env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="200")
     done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "torch", "--target", GFX1103, "--pytorch-index", mirror.pytorch],
+        [sys.executable, "-m", "wheelfit", "plan", "torch", "--target", GFX1103, "--pytorch-index", mirror.pytorch,
+         "--explain"],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
