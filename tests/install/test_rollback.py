@@ -58,7 +58,7 @@ def test_a_failed_install_is_undone_in_place_every_directory_and_file_keeping_it
     _clashing(index)
     prefix = tmp_path / "venv"
     python = make_venv(prefix)
-    code, err = _install(index, python, env, "torch", "--target", "os=linux")
+    code, err = _install(index, python, env, "torch", "--target", RTX_4090)  # the build the failing install keeps
     assert code == 0, err
     site, scripts = site_packages(prefix), prefix / "bin"
     dirs = {d: os.stat(d).st_ino for d in (site, scripts)}
