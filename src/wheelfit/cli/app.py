@@ -133,6 +133,7 @@ TargetsOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--target",
+        envvar="WHEELFIT_TARGET",  # several: separated by spaces
         help="A machine to plan for (repeat for several): a saved `wheelfit detect --json` file, or key=value,... "
         "with keys cuda (6.1+8.9), driver, rocm (gfx942+gfx90a), xpu, cpu (v3), os, arch, python. "
         "Default: this machine.",
@@ -218,6 +219,21 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.
 DisableOpt = Annotated[
     list[str] | None, typer.Option("--disable-provider", help="Skip a detector plugin by name.", metavar="NAME")
 ]
+OfflineOpt = Annotated[
+    bool,
+    typer.Option(
+        "--offline",
+        help="Read no index: the knowledge base and what is already in the caches (or WHEELFIT_OFFLINE=1).",
+    ),
+]
+IndexUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--index-url", "-i", help="The index for everything that is not torch-family, never consulted for torch-family "
+        "names (or WHEELFIT_INDEX_URL, UV_DEFAULT_INDEX, UV_INDEX_URL, PIP_INDEX_URL; default https://pypi.org/simple).",
+        metavar="URL",
+    ),
+]  # fmt: skip
 RequireGpuOpt = Annotated[
     bool,
     typer.Option(
@@ -286,9 +302,7 @@ def plan(
     probe_timeout: TimeoutOpt = 15.0,
     kb_file: KbOpt = None,
     allow_cpu: AllowCpuOpt = False,
-    offline: Annotated[
-        bool, typer.Option("--offline", help="Read no index: the knowledge base and the cached index pages.")
-    ] = False,
+    offline: OfflineOpt = False,
     pytorch_index: PytorchIndexOpt = None,
     variant_index: VariantIndexOpt = None,
     pre: PreOpt = False,

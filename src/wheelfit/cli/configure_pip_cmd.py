@@ -9,7 +9,21 @@ from typing import Annotated
 
 import typer
 
-from .app import KbOpt, PytorchIndexOpt, SysrootOpt, TargetsOpt, TimeoutOpt, knowledge
+from .app import (
+    AllowCpuOpt,
+    CertOpt,
+    HttpTimeoutOpt,
+    KbOpt,
+    OfflineOpt,
+    PreOpt,
+    PytorchIndexOpt,
+    RequireGpuOpt,
+    SysrootOpt,
+    TargetsOpt,
+    TimeoutOpt,
+    TorchBackendOpt,
+    knowledge,
+)
 from .configure_cmd import configure_app
 
 __all__ = ["configure_pip"]
@@ -40,17 +54,26 @@ def configure_pip(
     probe_timeout: TimeoutOpt = 15.0,
     kb_file: KbOpt = None,
     pytorch_index: PytorchIndexOpt = None,
+    offline: OfflineOpt = False,
+    torch_backend: TorchBackendOpt = None,
+    pre: PreOpt = False,
+    allow_cpu: AllowCpuOpt = False,
+    require_gpu: RequireGpuOpt = False,
+    http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
 ) -> None:
     """Write a requirements file that pins the torch family by direct URL and sha256 (never an extra index)."""
     from .. import api
     from ..fetch.deadline import index_deadline
     from ..integrations.pip_config import configure_pip as run
 
-    with api.network(os.environ, deadline=index_deadline(os.environ, "install")) as net:
+    deadline = index_deadline(os.environ, "install")
+    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
         done = run(
             packages or [], targets or [], output, constraints=constraints, environ=os.environ, home=Path.home(),
             network=net, sysroot=sysroot, probe_timeout=probe_timeout, pytorch_index=pytorch_index,
             kb=knowledge(kb_file),
+            torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
         )  # fmt: skip
     from ..integrations.targets import plan_warnings
 

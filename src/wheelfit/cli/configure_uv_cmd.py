@@ -9,7 +9,21 @@ from typing import Annotated
 
 import typer
 
-from .app import KbOpt, PytorchIndexOpt, SysrootOpt, TargetsOpt, TimeoutOpt, knowledge
+from .app import (
+    AllowCpuOpt,
+    CertOpt,
+    HttpTimeoutOpt,
+    KbOpt,
+    OfflineOpt,
+    PreOpt,
+    PytorchIndexOpt,
+    RequireGpuOpt,
+    SysrootOpt,
+    TargetsOpt,
+    TimeoutOpt,
+    TorchBackendOpt,
+    knowledge,
+)
 from .configure_cmd import configure_app
 
 __all__ = ["configure_uv"]
@@ -31,6 +45,13 @@ def configure_uv(
     probe_timeout: TimeoutOpt = 15.0,
     kb_file: KbOpt = None,
     pytorch_index: PytorchIndexOpt = None,
+    offline: OfflineOpt = False,
+    torch_backend: TorchBackendOpt = None,
+    pre: PreOpt = False,
+    allow_cpu: AllowCpuOpt = False,
+    require_gpu: RequireGpuOpt = False,
+    http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
     replace_sources: Annotated[
         bool,
         typer.Option(
@@ -45,11 +66,13 @@ def configure_uv(
     from ..fetch.deadline import index_deadline
     from ..integrations.uv_project import configure_uv as run
 
-    with api.network(os.environ, deadline=index_deadline(os.environ, "plan")) as net:
+    deadline = index_deadline(os.environ, "plan")
+    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
         done = run(
             project, targets or [], environ=os.environ, network=net, sysroot=sysroot, probe_timeout=probe_timeout,
             write=not (dry_run or check), kb=knowledge(kb_file), pytorch_index=pytorch_index,
             replace_sources=replace_sources,
+            torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
         )  # fmt: skip
     for warning in done.warnings:
         sys.stderr.write(f"wheelfit: warning: {warning}\n")

@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .app import (
+    CertOpt,
+    HttpTimeoutOpt,
     JsonOpt,
     KbOpt,
+    OfflineOpt,
     PytorchIndexOpt,
     SysrootOpt,
     TargetOpt,
@@ -41,6 +44,9 @@ def doctor(
     kb_file: KbOpt = None,
     pytorch_index: PytorchIndexOpt = None,
     variant_index: VariantIndexOpt = None,
+    offline: OfflineOpt = False,
+    http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Say what is wrong with an environment's torch on this machine (or --target), and the command that fixes it;
@@ -49,7 +55,8 @@ def doctor(
     from ..fetch.deadline import index_deadline
 
     kb = knowledge(kb_file)
-    with api.network(os.environ, deadline=index_deadline(os.environ, "plan")) as net:
+    deadline = index_deadline(os.environ, "plan")
+    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
         outcome = api.doctor_environment(
             environ=os.environ, network=net, python=python, target=target, sysroot=sysroot,
             probe_timeout=probe_timeout, kb=kb, pytorch_index=pytorch_index, variant_index=variant_index,

@@ -17,6 +17,7 @@ from .app import (
     ForceBuildOpt,
     HttpTimeoutOpt,
     KbOpt,
+    OfflineOpt,
     PreOpt,
     PytorchIndexOpt,
     RequireGpuOpt,
@@ -78,9 +79,7 @@ def env(
     sysroot: SysrootOpt = None,
     probe_timeout: TimeoutOpt = 15.0,
     kb_file: KbOpt = None,
-    offline: Annotated[
-        bool, typer.Option("--offline", help="Read no index: the knowledge base and the cached index pages.")
-    ] = False,
+    offline: OfflineOpt = False,
     pytorch_index: PytorchIndexOpt = None,
     variant_index: VariantIndexOpt = None,
     allow_cpu: AllowCpuOpt = False,

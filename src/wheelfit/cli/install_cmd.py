@@ -14,8 +14,10 @@ from .app import (
     DisableOpt,
     ForceBuildOpt,
     HttpTimeoutOpt,
+    IndexUrlOpt,
     JsonOpt,
     KbOpt,
+    OfflineOpt,
     PreOpt,
     PytorchIndexOpt,
     RequireGpuOpt,
@@ -58,14 +60,7 @@ def install(
     installer: Annotated[str, typer.Option("--installer", help="Backend: uv or pip.", metavar="uv|pip")] = "uv",
     pytorch_index: PytorchIndexOpt = None,
     variant_index: VariantIndexOpt = None,
-    index_url: Annotated[
-        str | None,
-        typer.Option(
-            "--index-url",
-            help="The index for everything that is not torch-family, never consulted for torch-family names "
-            "(or WHEELFIT_INDEX_URL, UV_DEFAULT_INDEX, UV_INDEX_URL, PIP_INDEX_URL; default https://pypi.org/simple).",
-        ),
-    ] = None,
+    index_url: IndexUrlOpt = None,
     target: TargetOpt = None,
     sysroot: SysrootOpt = None,
     probe_timeout: TimeoutOpt = 15.0,
@@ -80,7 +75,7 @@ def install(
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
     require_gpu: RequireGpuOpt = False,
-    offline: Annotated[bool, typer.Option("--offline", help="Use only what is already in the caches.")] = False,
+    offline: OfflineOpt = False,
     http_timeout: HttpTimeoutOpt = None,
     cert: CertOpt = None,
     no_verify: Annotated[

@@ -9,12 +9,19 @@ from typing import Annotated
 import typer
 
 from .app import (
+    AllowCpuOpt,
+    CertOpt,
+    HttpTimeoutOpt,
+    IndexUrlOpt,
     KbOpt,
+    OfflineOpt,
+    PreOpt,
     PytorchIndexOpt,
     RequireGpuOpt,
     SysrootOpt,
     TargetsOpt,
     TimeoutOpt,
+    TorchBackendOpt,
     app,
     knowledge,
 )
@@ -27,10 +34,6 @@ RequirementsArg = Annotated[
 RequirementFileOpt = Annotated[
     list[str] | None,
     typer.Option("--requirement", "-r", help="Lock what a requirements file lists (pip's format).", metavar="FILE"),
-]
-IndexUrlOpt = Annotated[
-    str | None,
-    typer.Option("--index-url", "-i", help="The default index (what is not torch-family).", metavar="URL"),
 ]
 OutputOpt = Annotated[
     Path,
@@ -57,7 +60,13 @@ def lock(
     sysroot: SysrootOpt = None,
     probe_timeout: TimeoutOpt = 15.0,
     kb_file: KbOpt = None,
+    offline: OfflineOpt = False,
+    torch_backend: TorchBackendOpt = None,
+    pre: PreOpt = False,
+    allow_cpu: AllowCpuOpt = False,
     require_gpu: RequireGpuOpt = False,
+    http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
 ) -> None:
     """Write a lock file (PEP 751 pylock.toml, or hash-pinned requirements) for this machine or each --target."""
     from .. import api
@@ -65,11 +74,13 @@ def lock(
     from ..integrations.lock import lock as write_locks
 
     kb = knowledge(kb_file)
-    with api.network(os.environ, deadline=index_deadline(os.environ, "install")) as net:
+    deadline = index_deadline(os.environ, "install")
+    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
         done = write_locks(
             requirements or [], requirement_files or [], targets or [], output, fmt=fmt, environ=os.environ,
             network=net, cwd=Path.cwd(), sysroot=sysroot, probe_timeout=probe_timeout,
-            pytorch_index=pytorch_index, index_url=index_url, kb=kb, require_gpu=require_gpu,
+            pytorch_index=pytorch_index, index_url=index_url, kb=kb,
+            torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
         )  # fmt: skip
     from ..integrations.targets import plan_warnings
 

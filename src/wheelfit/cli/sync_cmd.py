@@ -8,7 +8,22 @@ from pathlib import Path
 
 import typer
 
-from .app import KbOpt, PytorchIndexOpt, SysrootOpt, TargetOpt, TimeoutOpt, app, knowledge
+from .app import (
+    AllowCpuOpt,
+    CertOpt,
+    HttpTimeoutOpt,
+    KbOpt,
+    OfflineOpt,
+    PreOpt,
+    PytorchIndexOpt,
+    RequireGpuOpt,
+    SysrootOpt,
+    TargetOpt,
+    TimeoutOpt,
+    TorchBackendOpt,
+    app,
+    knowledge,
+)
 from .configure_uv_cmd import ProjectOpt
 
 __all__ = ["sync"]
@@ -23,16 +38,25 @@ def sync(
     kb_file: KbOpt = None,
     pytorch_index: PytorchIndexOpt = None,
     project: ProjectOpt = Path(),
+    offline: OfflineOpt = False,
+    torch_backend: TorchBackendOpt = None,
+    pre: PreOpt = False,
+    allow_cpu: AllowCpuOpt = False,
+    require_gpu: RequireGpuOpt = False,
+    http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
 ) -> None:
     """Run `uv sync --extra <this machine's build>` (any other option goes to uv sync: --locked, --frozen, ...)."""
     from .. import api
     from ..fetch.deadline import index_deadline
     from ..integrations.uv_sync import choose_build, run_uv_sync
 
-    with api.network(os.environ, deadline=index_deadline(os.environ, "plan")) as net:
+    deadline = index_deadline(os.environ, "plan")
+    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
         choice = choose_build(
             project, target, list(ctx.args), environ=os.environ, network=net, sysroot=sysroot,
             probe_timeout=probe_timeout, kb=knowledge(kb_file), pytorch_index=pytorch_index,
+            torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
         )  # fmt: skip
     b = choice.build
     sys.stderr.write(f"wheelfit: {b.extra or b.name}: torch {b.torch} ({b.variant}, {choice.why})\n")

@@ -9,8 +9,11 @@ from typing import Annotated
 import typer
 
 from .app import (
+    CertOpt,
+    HttpTimeoutOpt,
     JsonOpt,
     KbOpt,
+    OfflineOpt,
     PytorchIndexOpt,
     SysrootOpt,
     TargetOpt,
@@ -34,6 +37,9 @@ def verify(
     kb_file: KbOpt = None,
     pytorch_index: PytorchIndexOpt = None,
     variant_index: VariantIndexOpt = None,
+    offline: OfflineOpt = False,
+    http_timeout: HttpTimeoutOpt = None,
+    cert: CertOpt = None,
     as_json: JsonOpt = False,
     record: Annotated[
         bool,
@@ -51,7 +57,8 @@ def verify(
     from ..fetch.deadline import index_deadline
 
     kb = knowledge(kb_file)
-    with api.network(os.environ, deadline=index_deadline(os.environ, "plan")) as net:
+    deadline = index_deadline(os.environ, "plan")
+    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
         outcome = api.verify_environment(
             environ=os.environ,
             network=net,
