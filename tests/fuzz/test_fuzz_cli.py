@@ -330,3 +330,26 @@ def test_index_pages_and_redirects(
     env = {"WHEELFIT_CACHE_DIR": str(cache), "WHEELFIT_PLAN_INDEX_DEADLINE": "1", "WHEELFIT_OFFLINE": ""}
     args = ["plan", "torch", "--target", GTX_1080, "--pytorch-index", f"{base}/whl", "--timeout", "1"]
     _holds(*_call(run_cli, args, env, monkeypatch, capsys))
+
+
+_MEASURED = [{"schema_version": "1.0", "builds": [{
+    "version": "2.9.0+cu126", "label": "cu126", "platform": "linux_x86_64", "arch_list": ["sm_61", "sm_70"],
+    "runtime": "12.6", "date": "2026-12-07"}]}]  # fmt: skip
+
+
+@_SETTINGS
+@given(text=mutated_json(_MEASURED) | st.text(max_size=300) | binary_text())
+def test_measured_files(
+    text: str,
+    run_cli: object,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """What verify and doctor measured (``measured.json`` in the data directory) is read by every plan: a file
+    that fails its checks is one line naming it, never a traceback."""
+    data = tmp_path_factory.mktemp("data")
+    (data / "measured.json").write_text(text, encoding="utf-8", errors="surrogateescape")
+    env = {"WHEELFIT_DATA_DIR": str(data)}
+    _holds(*_call(run_cli, ["plan", "torch==2.9.0", "--offline", "--target", GTX_1080], env, monkeypatch, capsys))
+    _holds(*_call(run_cli, ["kb", "show", "2.9.0+cu126"], env, monkeypatch, capsys))

@@ -320,3 +320,20 @@ def test_a_user_site_torch_in_front_of_the_environments_is_uninstalled_first() -
                                   TorchInstall("2.9.0+cpu", user)))  # fmt: skip
     assert diagnose(Verification(behind), None, plan=None, environ={},
                     install_dirs=["/venv/lib/python3.12/site-packages"], detected=False).healthy  # fmt: skip
+
+
+def test_what_the_interpreter_says_is_checked_before_use() -> None:
+    """The child's JSON is the user's interpreter talking: a value of the wrong type is dropped, never used."""
+    from wheelfit.install.verify import TorchFacts
+
+    facts = TorchFacts.from_dict({
+        "version": ["2.9.0"], "cuda": {"x": 1}, "gpus": "GTX", "arch_list": [1, "sm_80", None],
+        "companions": [{"name": 1, "version": "0.24.0"}, {"name": "torchvision", "version": "0.24.0", "url": 7},
+                       "triton"],
+        "installs": [{"version": "2.9.0", "path": 3}, {"version": "2.9.0", "path": "/site"}],
+        "missing": "yes", "cxx11abi": "true", "requires": "torch", "location": True,
+    })  # fmt: skip
+    assert (facts.version, facts.cuda, facts.gpus, facts.arch_list) == ("", None, (), ("sm_80",))
+    assert [(c.name, c.url) for c in facts.companions] == [("torchvision", None)]
+    assert [i.path for i in facts.installs] == ["/site"]
+    assert (facts.missing, facts.cxx11abi, facts.requires, facts.location) == (False, None, (), None)
