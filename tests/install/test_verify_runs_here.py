@@ -204,7 +204,8 @@ def test_verify_output_wraps_at_80_columns_with_a_hanging_indent(tmp_path: Path)
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines and max(len(line) for line in lines) <= 80, lines
+    # at most 80 columns, but for a line that is one word longer than that (the venv's path, never split)
+    assert lines and all(len(line) <= 80 or len(line.split()) == 1 for line in lines), lines
     assert sum("cuda=6.1,driver=580.95.05" in line for line in lines) == 1
     kernels = next(i for i, line in enumerate(lines) if line.startswith("  ok    kernels"))
     detail_at = lines[kernels].index("no GPU")
