@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 import shlex
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -71,11 +72,13 @@ def doctor(
         raise typer.Exit(1)
 
 
+@dataclass(frozen=True)
 class _Where:
     """What a fix command must name so that it acts on what the doctor looked at."""
 
-    def __init__(self, python: str, target: str | None, pytorch_index: str | None) -> None:
-        self.python, self.target, self.pytorch_index = python, target, pytorch_index
+    python: str
+    target: str | None
+    pytorch_index: str | None
 
 
 def fix_text(fix: Fix, where: _Where) -> str:
