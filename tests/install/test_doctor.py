@@ -337,3 +337,18 @@ def test_what_the_interpreter_says_is_checked_before_use() -> None:
     assert [(c.name, c.url) for c in facts.companions] == [("torchvision", None)]
     assert [i.path for i in facts.installs] == ["/site"]
     assert (facts.missing, facts.cxx11abi, facts.requires, facts.location) == (False, None, (), None)
+
+
+def test_a_visibility_variable_of_this_shell_is_not_held_against_another_machine() -> None:
+    """``--target rocm=gfx942`` from a shell with ``HIP_VISIBLE_DEVICES=-1``: the variable hides nothing there."""
+    from wheelfit.doctor import Issue, diagnose
+    from wheelfit.install.verify import TorchFacts, Verification
+    from wheelfit.probe.target import load_target
+
+    report = load_target("rocm=gfx942")
+    facts = TorchFacts("2.9.0+rocm6.4", hip="6.4.43484-123eb5128")
+    hidden = {"HIP_VISIBLE_DEVICES": "-1"}
+    here = diagnose(Verification(facts), report, plan=None, environ=hidden, install_dirs=[], detected=True)
+    there = diagnose(Verification(facts), report, plan=None, environ=hidden, install_dirs=[], detected=False)
+    assert [f.issue for f in here.findings] == [Issue.GPUS_HIDDEN]
+    assert there.healthy

@@ -68,7 +68,7 @@ def diagnose(
         found += _shadowing(facts, install_dirs)
         return Diagnosis(verification, tuple(found), ())
     found += _shadowing(facts, install_dirs)
-    found += _hidden(report, environ)
+    found += _hidden(report, environ) if detected else []  # this shell's variables say nothing of another machine
     found += _from_checks(ctx, driver_floor)
     found += _xpu_not_xe(ctx, report)
     if detected and not facts.gpus and not any(f.issue is Issue.GPUS_HIDDEN for f in found):
