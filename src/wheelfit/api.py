@@ -1012,7 +1012,7 @@ def doctor_environment(
     files, extensions of another torch), each with the build that fixes it. Changes nothing."""
     from packaging.utils import canonicalize_name
 
-    from .doctor import EXTENSIONS, diagnose
+    from .doctor import diagnose, extension_names
     from .install.installed_record import check_installed_records
     from .kb.drivers import compat_floor, toolkit_floor
     from .resolve import Machine
@@ -1020,7 +1020,8 @@ def doctor_environment(
 
     outcome = verify_environment(
         environ=environ, network=network, python=python, target=target, sysroot=sysroot, probe_timeout=probe_timeout,
-        kb=kb, pytorch_index=pytorch_index, variant_index=variant_index, others=(*TRITONS, *EXTENSIONS), today=today,
+        kb=kb, pytorch_index=pytorch_index, variant_index=variant_index, others=(*TRITONS, *extension_names()),
+        today=today,
     )  # fmt: skip
     here = outcome.target
     found = Machine.from_report(here.report) if here is not None else None

@@ -1,7 +1,7 @@
 """``wheelfit doctor``: what is wrong with the torch an environment has, and the one step that fixes it."""
 
-from .extensions import EXTENSIONS
+from .extensions import names as extension_names
 from .findings import diagnose
 from .model import Diagnosis, Finding, Fix, FixKind, Issue
 
-__all__ = ["EXTENSIONS", "Diagnosis", "Finding", "Fix", "FixKind", "Issue", "diagnose"]
+__all__ = ["Diagnosis", "Finding", "Fix", "FixKind", "Issue", "diagnose", "extension_names"]

@@ -4,12 +4,12 @@ An extension compiled for another torch release, CUDA major or C++ ABI fails at 
 What a wheel says about its build, as far as its metadata tells: an exact ``Requires-Dist: torch==X`` (xformers,
 vLLM), or a local label (flash-attn, causal-conv1d, mamba-ssm: ``+cu12torch2.6cxx11abiFALSE``; PyG's:
 ``+pt28cu126``; DGL's: ``+cu126``), read from the version or, where the version lost it (flash-attn's release
-wheels are renamed after the build, so their METADATA has none), from the file name in ``direct_url.json``.
+wheels are renamed after the build, so their METADATA has none), from the file name in ``direct_url.json``. Which
+packages, and the pattern of each one's label, are data: ``kb/data/extensions.json``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
@@ -19,19 +19,14 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..install.verify import Companion, TorchFacts
+from ..kb.extensions import extensions
 from .model import Finding, Fix, FixKind, Issue
 
-__all__ = ["EXTENSIONS", "Built", "built_for", "extension_findings"]
+__all__ = ["Built", "built_for", "extension_findings", "names"]
 
-#: The distributions built against torch whose installed build the doctor reads.
-EXTENSIONS = (
-    "flash-attn", "flash-attn-3", "causal-conv1d", "mamba-ssm", "xformers", "vllm", "pyg-lib", "torch-scatter",
-    "torch-sparse", "torch-cluster", "torch-spline-conv", "dgl", "mmcv", "torchao", "bitsandbytes", "deepspeed",
-)  # fmt: skip
-
-_FLASH = re.compile(r"cu(?P<cuda>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>true|false)")
-_PYG = re.compile(r"pt(?P<major>\d)(?P<minor>\d+)(?P<variant>cu\d+|cpu|rocm[\d.]+)")
-_CUDA = re.compile(r"cu(?P<cuda>\d+)")
+def names() -> tuple[str, ...]:
+    """The distributions built against torch whose installed build the doctor reads (``kb/data/extensions.json``)."""
+    return tuple(extensions())
 
 
 @dataclass(frozen=True)
@@ -45,20 +40,24 @@ class Built:
 
 
 def built_for(dist: Companion) -> Built:
-    """The build an extension's version label (or, failing that, its file name) states."""
+    """The build an extension's version label (or, failing that, its file name) states, read with the pattern its
+    entry in the extension table gives."""
+    entry = extensions().get(canonicalize_name(dist.name))
     label = _label(dist.version) or _label(_file_version(dist.url))
-    if not label:
+    if entry is None or entry.label is None or not label:
         return Built()
-    if m := _FLASH.search(label):
-        return Built(m["torch"], m["cuda"], m["abi"] == "true")
-    if m := _PYG.search(label):
-        variant = m["variant"]
-        return Built(f"{m['major']}.{m['minor']}", "cpu" if variant == "cpu" else variant.removeprefix("cu"))
-    if label == "cpu":
-        return Built(cuda="cpu")
-    if m := _CUDA.fullmatch(label):
-        return Built(cuda=m["cuda"])
-    return Built()
+    m = entry.label.search(label)
+    if m is None:
+        return Built()
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    torch = groups.get("torch") or (
+        f"{groups['torch_major']}.{groups['torch_minor']}" if "torch_major" in groups and "torch_minor" in groups
+        else None
+    )  # fmt: skip
+    variant = groups.get("variant", "").lower()
+    cuda = groups.get("cuda") or ("cpu" if variant == "cpu" else variant.removeprefix("cu") or None)
+    abi = groups.get("abi")
+    return Built(torch, cuda, abi.lower() == "true" if abi else None)
 
 
 def _label(version: str | None) -> str | None:
@@ -97,7 +96,7 @@ def extension_findings(facts: TorchFacts, label: str) -> Sequence[Finding]:
         torch = Version(facts.version)
     except InvalidVersion:
         return []
-    wanted = {canonicalize_name(n) for n in EXTENSIONS}
+    wanted = set(extensions())
     out: list[Finding] = []
     for dist in facts.others:
         if canonicalize_name(dist.name) not in wanted:

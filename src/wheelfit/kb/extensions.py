@@ -1,0 +1,81 @@
+"""Extension sources as data (``data/extensions.json``): per package built against torch, where its wheels are
+published and how a wheel says which torch, CUDA and C++ ABI it was built for. Adding a package is a data change.
+
+Read with the knowledge base's JSON reader and checked the way its other files are; the schema file beside it is
+what the tests hold the data to."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from .jsonfile import Fields, load_json
+from .matrix import KnowledgeError
+
+__all__ = ["Extension", "extensions"]
+
+_PACKAGED = "wheelfit/kb/data/extensions.json"
+_KINDS = frozenset({"github-releases", "index", "find-links", "pypi"})
+_GROUPS = frozenset({"torch", "torch_major", "torch_minor", "cuda", "variant", "abi"})
+
+
+@dataclass(frozen=True)
+class Extension:
+    name: str
+    #: ``github-releases``, ``index`` (PEP 503/691), ``find-links``, ``pypi``; the URL, with ``{placeholders}``.
+    where: str
+    url: str
+    #: Matched against a wheel's local label (case-insensitive); ``None``: the label says nothing.
+    label: re.Pattern[str] | None
+    #: The wheel's Requires-Dist pins one exact torch.
+    torch_pin: bool
+    confidence: str
+    source: str
+
+
+@cache
+def extensions() -> dict[str, Extension]:
+    """The packaged table, by canonical name."""
+    try:
+        text = files(__package__).joinpath("data/extensions.json").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # a broken installation, not a user error
+        raise KnowledgeError(f"{_PACKAGED}: cannot read the packaged extension table: {exc}") from exc
+    return parse(text, _PACKAGED)
+
+
+def parse(text: str, name: str) -> dict[str, Extension]:
+    f = Fields(name, KnowledgeError)
+    doc = f.obj(load_json(text, name, error=KnowledgeError), "", ("schema_version", "updated", "about", "sources",
+                                                                   "packages"))  # fmt: skip
+    f.schema_version(doc["schema_version"], 1)
+    sources = f.sources(doc["sources"])
+    out: dict[str, Extension] = {}
+    for pkg, raw in f.mapping(doc["packages"], "packages").items():
+        where = f.at("packages", pkg)
+        item: dict[str, Any] = f.obj(raw, where, ("where", "torch_pin", "confidence", "source"),
+                                     ("label_pattern", "note"))  # fmt: skip
+        place = f.obj(item["where"], f.at(where, "where"), ("kind", "url"))
+        kind = f.text(place["kind"], f.at(where, "where.kind"))
+        if kind not in _KINDS:
+            raise f.fail(f.at(where, "where.kind"), f"one of {', '.join(sorted(_KINDS))}")
+        pattern = f.opt_text(item.get("label_pattern"), f.at(where, "label_pattern"))
+        label = None
+        if pattern is not None:
+            try:
+                label = re.compile(pattern, re.IGNORECASE)
+            except re.error as exc:
+                raise f.fail(f.at(where, "label_pattern"), f"not a regular expression: {exc}") from None
+            unknown = set(label.groupindex) - _GROUPS
+            if unknown:
+                raise f.fail(f.at(where, "label_pattern"), f"unknown groups {', '.join(sorted(unknown))}")
+        if not isinstance(item["torch_pin"], bool):
+            raise f.fail(f.at(where, "torch_pin"), "expected true or false")
+        out[pkg] = Extension(
+            pkg, kind, f.text(place["url"], f.at(where, "where.url")), label, item["torch_pin"],
+            f.text(item["confidence"], f.at(where, "confidence")), f.source(item["source"], f.at(where, "source"),
+                                                                            sources),
+        )  # fmt: skip
+    return out
