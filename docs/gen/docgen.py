@@ -539,6 +539,15 @@ def extensions_page(text: str | None = None) -> str:
             f"| {name} | {ext.where}: `{ext.url}` | {'; '.join(says) or 'nothing: the variant is in the URL only'} "
             f"| {ext.confidence} | {ext.source} |"
         )
+    lines += [
+        "", "## One CUDA major in one process", "",
+        "`wheelfit install` refuses a package that names another CUDA major than the planned torch's (one process "
+        "would load two CUDA runtimes). A requirement names its CUDA major as these patterns read it:", "",
+        "| name | extra | source |", "|---|---|---|",
+    ]  # fmt: skip
+    for rule in raw.get("cuda_major", []):
+        extra = f"`{_inline(rule['extra_pattern'])}`" if "extra_pattern" in rule else ""
+        lines.append(f"| `{_inline(rule['name_pattern'])}` | {extra} | {rule['source']} |")
     lines += ["", "## Sources", ""]
     lines += [f"- **{key}**: {_inline(str(value))}" for key, value in sorted(raw["sources"].items())]
     return "\n".join(lines) + "\n"

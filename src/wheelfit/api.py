@@ -686,6 +686,7 @@ def install_requirements(
                     "index_url": index_url, "extra_index_urls": tuple(extra_index_urls), "require_gpu": require_gpu},
         )  # fmt: skip
         notes += why
+        _one_cuda_major(chosen, wanted.other)
         # A variant plan's wheel is offered under its plain name, which a wheelhouse's ordinary torch may share.
         houses = [Path(link) for link in links if "://" not in link] if chosen.mode != "variant" else []
         family = planned_files(chosen, source, _platform(env), network, keep=keep, wheelhouses=houses)
@@ -842,6 +843,35 @@ def _plan_install(
 
         source = GivenFiles(source, {name: d.link for name, d in given.items()})
     return chosen, source, notes, keep
+
+
+def _one_cuda_major(chosen: Plan, others: Sequence[str]) -> None:
+    """Refuse packages that name another CUDA major than the planned torch's (``cupy-cuda12x``, ``jax[cuda12]``,
+    ``nvidia-*-cu12`` beside a CUDA 13 torch): one process would load two CUDA runtimes. Before any download."""
+    import re
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from .kb.extensions import cuda_major_of
+    from .resolve import ResolveError
+
+    cuda = re.fullmatch(r"cu(\d+)(\d)", chosen.variant)
+    if cuda is None:  # a CPU, ROCm or XPU torch brings no CUDA runtime to clash with
+        return
+    mixed = []
+    for text in others:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        major = cuda_major_of(req.name, frozenset(req.extras))
+        if major is not None and major != cuda[1]:
+            mixed.append(f"{text} (CUDA {major})")
+    if mixed:
+        raise ResolveError(
+            f"{', '.join(mixed)} beside torch {chosen.torch_version}+{chosen.variant} (CUDA {cuda[1]}): one process "
+            f"would load two CUDA runtimes; ask for the CUDA {cuda[1]} build of each, or for a torch of their CUDA"
+        )
 
 
 def _with_pin(chosen: Plan, name: str, version: str) -> Plan:

@@ -177,3 +177,39 @@ def test_json_means_errors_are_json_too(cli: Callable[..., tuple[int, str, str]]
     assert json.loads(out)["error"]["kind"] == "failure" and json.loads(out)["error"]["exit_code"] == 1
     code, out, _ = cli(["plan", "torch", "--offline", "--target", "cuda=banana", "--json"])
     assert code == 2 and json.loads(out)["error"]["kind"] == "usage"
+
+
+@pytest.mark.parametrize("other", ["cupy-cuda12x", "jax[cuda12]", "nvidia-cublas-cu12"])
+def test_a_package_of_another_cuda_major_is_refused_before_anything_is_installed(
+    other: str, cli: Callable[..., tuple[int, str, str]], index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    """torch 2.15.0+cu130 (CUDA 13) for an RTX 3090, with a package that names CUDA 12 (issue 32's one-major rule,
+    from kb/data/extensions.json)."""
+    python = make_venv(tmp_path / "venv")
+    before = tree(tmp_path / "venv")
+    args = ["install", "torch", other, "--python", str(python), "--target", "cuda=8.6,driver=580.95.05"]
+    code, _, err = cli([*args, "--pytorch-index", index.pytorch, "--index-url", index.default], **caches)
+    assert code == 1, err
+    assert err.strip().splitlines()[-1] == (
+        f"wheelfit: error: {other} (CUDA 12) beside torch 2.15.0+cu130 (CUDA 13): one process would load two CUDA "
+        "runtimes; ask for the CUDA 13 build of each, or for a torch of their CUDA"
+    )
+    assert tree(tmp_path / "venv") == before
+
+
+def test_the_cuda_major_of_a_requirement_is_read_from_the_data() -> None:
+    from wheelfit.kb.extensions import cuda_major_of
+
+    assert cuda_major_of("cupy-cuda13x") == "13" and cuda_major_of("CuPy_CUDA12x") == "12"
+    assert cuda_major_of("jax", frozenset({"cuda13"})) == "13" and cuda_major_of("jax") is None
+    assert cuda_major_of("nvidia-cudnn-cu12") == "12" and cuda_major_of("jax-cuda13-pjrt") == "13"
+    assert cuda_major_of("cupy") is None and cuda_major_of("numpy") is None
+
+
+def test_a_package_of_the_same_cuda_major_passes_the_rule(
+    cli: Callable[..., tuple[int, str, str]], index: Index, caches: dict[str, str], tmp_path: Path
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    args = ["install", "torch", "cupy-cuda13x", "--python", str(python), "--target", "cuda=8.6,driver=580.95.05"]
+    _, _, err = cli([*args, "--pytorch-index", index.pytorch, "--index-url", index.default, "--dry-run"], **caches)
+    assert "two CUDA runtimes" not in err  # (the loopback default index has no cupy: uv says so, not this rule)

@@ -15,7 +15,7 @@ from typing import Any
 from .jsonfile import Fields, load_json
 from .matrix import KnowledgeError
 
-__all__ = ["Extension", "extensions"]
+__all__ = ["CudaMajorRule", "Extension", "cuda_major_of", "cuda_major_rules", "extensions"]
 
 _PACKAGED = "wheelfit/kb/data/extensions.json"
 _KINDS = frozenset({"github-releases", "index", "find-links", "pypi"})
@@ -36,20 +36,79 @@ class Extension:
     source: str
 
 
+@dataclass(frozen=True)
+class CudaMajorRule:
+    """A package whose name (or, with ``extra``, one of its extras) names the CUDA major it needs, as ``major``."""
+
+    name: re.Pattern[str]
+    extra: re.Pattern[str] | None
+    source: str
+
+
 @cache
-def extensions() -> dict[str, Extension]:
-    """The packaged table, by canonical name."""
+def _packaged() -> tuple[dict[str, Extension], tuple[CudaMajorRule, ...]]:
     try:
         text = files(__package__).joinpath("data/extensions.json").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # a broken installation, not a user error
         raise KnowledgeError(f"{_PACKAGED}: cannot read the packaged extension table: {exc}") from exc
-    return parse(text, _PACKAGED)
+    return parse(text, _PACKAGED), parse_cuda_majors(text, _PACKAGED)
+
+
+def extensions() -> dict[str, Extension]:
+    """The packaged table, by canonical name."""
+    return _packaged()[0]
+
+
+def cuda_major_rules() -> tuple[CudaMajorRule, ...]:
+    return _packaged()[1]
+
+
+def cuda_major_of(name: str, extras: frozenset[str] = frozenset()) -> str | None:
+    """The CUDA major a requirement's name or extra asks for (``cupy-cuda12x``, ``jax[cuda13]``), else ``None``."""
+    canonical = name.lower().replace("_", "-").replace(".", "-")
+    for rule in cuda_major_rules():
+        m = rule.name.fullmatch(canonical)
+        if m is None:
+            continue
+        if rule.extra is None:
+            return m.group("major")
+        for extra in extras:
+            e = rule.extra.fullmatch(extra.lower())
+            if e is not None:
+                return e.group("major")
+    return None
+
+
+def parse_cuda_majors(text: str, name: str) -> tuple[CudaMajorRule, ...]:
+    f = Fields(name, KnowledgeError)
+    doc = f.mapping(load_json(text, name, error=KnowledgeError), "")
+    sources = f.sources(doc.get("sources"))
+    rules: list[CudaMajorRule] = []
+    for i, raw in enumerate(f.items(doc.get("cuda_major"), "cuda_major")):
+        where = f.at("cuda_major", i)
+        item = f.obj(raw, where, ("name_pattern", "confidence", "source"), ("extra_pattern",))
+        patterns = [_pattern(f, item.get(key), f.at(where, key)) for key in ("name_pattern", "extra_pattern")]
+        named, extra = patterns
+        if named is None or "major" not in (extra or named).groupindex:
+            raise f.fail(where, "the name pattern (or the extra pattern) must have a group named major")
+        rules.append(CudaMajorRule(named, extra, f.source(item["source"], f.at(where, "source"), sources)))
+    return tuple(rules)
+
+
+def _pattern(f: Fields, value: object, where: str) -> re.Pattern[str] | None:
+    text = f.opt_text(value, where)
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise f.fail(where, f"not a regular expression: {exc}") from None
 
 
 def parse(text: str, name: str) -> dict[str, Extension]:
     f = Fields(name, KnowledgeError)
     doc = f.obj(load_json(text, name, error=KnowledgeError), "", ("schema_version", "updated", "about", "sources",
-                                                                   "packages"))  # fmt: skip
+                                                                   "packages"), ("cuda_major",))  # fmt: skip
     f.schema_version(doc["schema_version"], 1)
     sources = f.sources(doc["sources"])
     out: dict[str, Extension] = {}
