@@ -235,3 +235,31 @@ def test_a_status_that_lasts_stops_naming_the_url_status_and_attempts(
     assert page.value.status == int(code)
     assert _one_line(wheel.value).startswith(f"{url}: HTTP {status}")  # a wheel body: one request, not retried
     assert len(server.requests) == 5 and len(delays) == 3
+
+
+def _closes_first(times: int) -> Callable[[RawRequest, Conn], None]:
+    """Answers nothing on the first ``times`` connections (closes them, as a server or proxy drops a kept-alive
+    connection the client is about to reuse), then the wheel."""
+    seen: list[RawRequest] = []
+
+    def script(request: RawRequest, conn: Conn) -> None:
+        seen.append(request)
+        if len(seen) > times:
+            conn.send(reply("200 OK", b"wheel bytes"))
+
+    return script
+
+
+def test_a_connection_closed_before_any_answer_is_tried_once_more_on_a_fresh_one(tmp_path: Path) -> None:
+    with raw_server(_closes_first(1)) as server, make_client() as http:
+        url = f"{server.url}/{WHEEL}"
+        path, _sha = store_of(tmp_path / "store", http).fetch(link_to(url))
+    assert path.read_bytes() == b"wheel bytes" and len(server.requests) == 2
+
+
+def test_a_second_close_is_the_callers_error(tmp_path: Path) -> None:
+    with raw_server(_closes_first(2)) as server, make_client() as http:
+        url = f"{server.url}/{WHEEL}"
+        with pytest.raises(DownloadError, match="nothing was installed"):
+            store_of(tmp_path / "store", http).fetch(link_to(url))
+    assert len(server.requests) == 2 and stored_files(tmp_path / "store") == []

@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -100,7 +100,7 @@ class WheelStore:
         received = 0
         client = self.http()
         try:
-            with client.stream("GET", link.url) as response:
+            with _stream(client, link.url) as response:
                 if response.status_code != 200:
                     status = f"HTTP {response.status_code} {response.reason_phrase}"
                     raise DownloadError(f"{link.url}: {status}; check the index or try again")
@@ -136,3 +136,18 @@ class WheelStore:
 def _length(response: httpx.Response) -> int | None:
     text = response.headers.get("content-length", "")
     return int(text) if text.isdigit() and len(text) < 19 else None
+
+
+@contextlib.contextmanager
+def _stream(client: httpx.Client, url: str) -> Iterator[httpx.Response]:
+    """``client.stream("GET", url)``, tried once more on a fresh connection when the first was closed before any
+    answer: a kept-alive connection that the server or a proxy had already dropped (the request met its FIN), which
+    a GET may safely repeat. A second such close, or any other error, is the caller's."""
+    import httpx
+
+    with contextlib.ExitStack() as stack:
+        try:
+            response = stack.enter_context(client.stream("GET", url))
+        except httpx.RemoteProtocolError:
+            response = stack.enter_context(client.stream("GET", url))
+        yield response
