@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -27,10 +25,9 @@ def show(
     confidence and source, measured facts of this machine included."""
     from packaging.version import InvalidVersion, Version
 
+    from .. import api
     from ..errors import UsageError
     from ..kb.builds import known_builds
-    from ..kb.matrix import load_knowledge
-    from ..kb.measured import measured_path, read_measured
 
     try:
         version = Version(build)
@@ -38,10 +35,7 @@ def show(
         raise UsageError(f"{build[:100]!r} is not a build; give VERSION+LABEL, e.g. 2.9.0+cu126") from None
     if not version.local:
         raise UsageError(f"{build} names no build; add its label, e.g. {version}+cu126")
-    base = knowledge(kb_file) or load_knowledge()
-    from dataclasses import replace
-
-    kb = replace(base, measured=read_measured(measured_path(os.environ, sys.platform, Path.home())))
+    kb = api.with_measured(knowledge(kb_file), os.environ)
     found = known_builds(kb, version, version.local)
     if as_json:
         print_json({"build": str(version), "platforms": {c.platform: _facts(c) for c in found}})
