@@ -66,6 +66,7 @@ __all__ = [
     "target_python",
     "verify",
     "verify_environment",
+    "with_measured",
 ]
 
 
@@ -256,7 +257,7 @@ def _stall_reporter(progress: ProgressCallback | None) -> Callable[[str, str, fl
 # -- planning -------------------------------------------------------------------------------------------------
 
 
-def _knowledge(kb: Knowledge | None, environ: Mapping[str, str]) -> Knowledge:
+def with_measured(kb: Knowledge | None, environ: Mapping[str, str]) -> Knowledge:
     """``kb`` (else the packaged knowledge base) with the builds measured on this machine (``verify``, ``doctor``)
     over it: the file in wheelfit's data directory, read once per knowledge base."""
     from .kb.matrix import load_knowledge
@@ -314,7 +315,7 @@ def plan(
         torch_backend_from=backend_from, torch_backend_how=how, force=force, allow_hsa_override=allow_hsa_override,
         require_gpu=require_gpu,
     )  # fmt: skip
-    knowledge = _knowledge(kb, environ)
+    knowledge = with_measured(kb, environ)
     notes = [*target.notes, *config.notes]
     if variant_index and request.torch_backend is not None:
         notes.append(f"{request.torch_backend_from} chooses a build: planned from the per-variant indexes")
@@ -365,7 +366,7 @@ def judge_build(
     base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
     here = Machine.from_report(target.report)
     index = network.index if network is not None else None
-    knowledge = _knowledge(kb, environ)
+    knowledge = with_measured(kb, environ)
     candidates = gather_candidates(knowledge, here, index, base, label=chosen.lower() if chosen else None)
     request = Request.parse(["torch"], index_base=base, allow_hsa_override=allow_hsa_override)
     return judge(here, candidates, version, chosen, request)
@@ -848,16 +849,16 @@ def _plan_install(
 def _one_cuda_major(chosen: Plan, others: Sequence[str]) -> None:
     """Refuse packages that name another CUDA major than the planned torch's (``cupy-cuda12x``, ``jax[cuda12]``,
     ``nvidia-*-cu12`` beside a CUDA 13 torch): one process would load two CUDA runtimes. Before any download."""
-    import re
-
     from packaging.requirements import InvalidRequirement, Requirement
 
+    from .install.verify import expected_runtime
     from .kb.extensions import cuda_major_of
     from .resolve import ResolveError
 
-    cuda = re.fullmatch(r"cu(\d+)(\d)", chosen.variant)
-    if cuda is None:  # a CPU, ROCm or XPU torch brings no CUDA runtime to clash with
+    kind, version = expected_runtime(chosen.variant)
+    if kind != "cuda" or version is None:  # a CPU, ROCm or XPU torch brings no CUDA runtime to clash with
         return
+    major_here = version.split(".")[0]
     mixed = []
     for text in others:
         try:
@@ -865,12 +866,12 @@ def _one_cuda_major(chosen: Plan, others: Sequence[str]) -> None:
         except InvalidRequirement:
             continue
         major = cuda_major_of(req.name, frozenset(req.extras))
-        if major is not None and major != cuda[1]:
+        if major is not None and major != major_here:
             mixed.append(f"{text} (CUDA {major})")
     if mixed:
         raise ResolveError(
-            f"{', '.join(mixed)} beside torch {chosen.torch_version}+{chosen.variant} (CUDA {cuda[1]}): one process "
-            f"would load two CUDA runtimes; ask for the CUDA {cuda[1]} build of each, or for a torch of their CUDA"
+            f"{', '.join(mixed)} beside torch {chosen.torch_version}+{chosen.variant} (CUDA {major_here}): one process "
+            f"would load two CUDA runtimes; ask for the CUDA {major_here} build of each, or for a torch of their CUDA"
         )
 
 
@@ -969,7 +970,7 @@ def verify_environment(
     facts = probe_torch(py, environ, others=others)
     env = pending.result()
     here = machine(target, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout, python=_full_python(env))
-    kb = _knowledge(kb, environ)
+    kb = with_measured(kb, environ)
     chosen: Plan | None = None
     why: str | None = None
     if facts.error is None:
