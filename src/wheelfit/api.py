@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError, WheelfitError
+from .kinds import BuildKind, Mode
 
 if TYPE_CHECKING:
     import httpx
+    from packaging.specifiers import SpecifierSet
 
     from .doctor import Diagnosis
     from .fetch.cache import Cache
@@ -38,9 +40,10 @@ if TYPE_CHECKING:
     from .install.wanted import Wanted
     from .kb.matrix import Knowledge
     from .report import HardwareReport
-    from .resolve import BuildVerdict, Request
+    from .resolve import BuildVerdict, Machine, Request
     from .resolve.plan import Plan
     from .resolve.request import BackendHow
+    from .stack.sources import ExtensionSources
     from .variants.metadata import VariantsMetadata
     from .variants.ranking import Ranking
 
@@ -53,6 +56,7 @@ __all__ = [
     "backend",
     "detect",
     "doctor_environment",
+    "extension_sources",
     "family_source",
     "install",
     "install_requirements",
@@ -287,6 +291,7 @@ def plan(
     extra_index_urls: Sequence[str] = (),
     from_files: Sequence[str] = (),
     require_gpu: bool = False,
+    extension_sources: ExtensionSources | None = None,
 ) -> Plan:
     """The build for ``target``: the candidates the PyTorch index has (``network=None``: the knowledge base's
     alone), or with ``variant_index`` its variant wheels when it serves ``*-variants.json`` for torch. Each
@@ -299,41 +304,133 @@ def plan(
     (``.../whl/cu128``). That
     build is judged, never swapped: one without kernels here is refused unless ``force`` (``--force-build``).
     ``allow_hsa_override``: a near-miss AMD GPU may get a build it runs only under HSA_OVERRIDE_GFX_VERSION.
-    ``require_gpu``: a machine with a GPU that would get the CPU build is refused (:class:`GpuRequiredError`)."""
+    ``require_gpu``: a machine with a GPU that would get the CPU build is refused (:class:`GpuRequiredError`).
+
+    Requirements naming a package built against torch (flash-attn, torch-scatter: :mod:`wheelfit.kb.extensions`)
+    join the plan as the file built for its torch, read from ``extension_sources`` (else each one's published
+    place through ``network``); a torch none of them has wheels for is passed over for an older one, and said
+    (:func:`wheelfit.stack.joint.plan_stack`)."""
+    from packaging.specifiers import SpecifierSet
+
     from .index.candidates import check_companions, gather_candidates, triton_from_metadata
     from .index.config import resolve_index_config
     from .resolve import Machine, Request, resolve
     from .resolve.fallback import detector_fallbacks
+    from .stack.joint import split_extensions
 
+    asked, wanted = split_extensions(requirements or ["torch"])
     config = resolve_index_config(
         environ, pytorch_index=pytorch_index, index_url=index_url, extra_index_urls=tuple(extra_index_urls)
     )
     base = config.pytorch_base
     backend, backend_from, how = _torch_backend(torch_backend, config.torch_backend, config.torch_backend_from, environ)
-    request = Request.parse(
-        requirements or ["torch"], allow_cpu=allow_cpu, index_base=base, pre=pre, torch_backend=backend,
-        torch_backend_from=backend_from, torch_backend_how=how, force=force, allow_hsa_override=allow_hsa_override,
-        require_gpu=require_gpu,
-    )  # fmt: skip
     knowledge = with_measured(kb, environ)
-    notes = [*target.notes, *config.notes]
-    if variant_index and request.torch_backend is not None:
-        notes.append(f"{request.torch_backend_from} chooses a build: planned from the per-variant indexes")
-        variant_index = None
     fallbacks = detector_fallbacks(target.report)  # a detector that failed: what the plan is for instead
-    if variant_index:
-        chosen, why = _variant_plan(target, request, variant_index, knowledge, environ, network)
-        if chosen is not None:
-            return replace(chosen, warnings=(*notes, *chosen.warnings), detector_failures=fallbacks)
-        notes += why
-    found = Machine.from_report(target.report)
     index = network.index if network is not None else None
-    candidates = gather_candidates(knowledge, found, index, base, pre=pre, label=request.torch_backend)
-    result = resolve(found, candidates, request)
-    if index is not None:
-        result = triton_from_metadata(result, candidates, found, index)  # a torch newer than the knowledge base
-        result = check_companions(result, found, index, skip=from_files)
-    return replace(result, warnings=(*notes, *result.warnings), detector_failures=fallbacks)
+
+    def for_torch(narrow: SpecifierSet) -> Plan:
+        """The torch plan, its torch narrowed by ``narrow`` (the extensions' back-off)."""
+        request = Request.parse(
+            _narrowed(asked, narrow), allow_cpu=allow_cpu, index_base=base, pre=pre, torch_backend=backend,
+            torch_backend_from=backend_from, torch_backend_how=how, force=force,
+            allow_hsa_override=allow_hsa_override, require_gpu=require_gpu,
+        )  # fmt: skip
+        notes = [*target.notes, *config.notes]
+        variants = variant_index
+        if variants and request.torch_backend is not None:
+            notes.append(f"{request.torch_backend_from} chooses a build: planned from the per-variant indexes")
+            variants = None
+        if variants:
+            chosen, why = _variant_plan(target, request, variants, knowledge, environ, network)
+            if chosen is not None:
+                return replace(chosen, warnings=(*notes, *chosen.warnings), detector_failures=fallbacks)
+            notes += why
+        found = Machine.from_report(target.report)
+        jetson = _jetson(found, request, index, knowledge, environ, notes) if request.torch_backend is None else None
+        if jetson is not None:
+            return replace(jetson, warnings=(*notes, *jetson.warnings), detector_failures=fallbacks)
+        candidates = gather_candidates(knowledge, found, index, base, pre=pre, label=request.torch_backend)
+        result = resolve(found, candidates, request)
+        if index is not None:
+            result = triton_from_metadata(result, candidates, found, index)  # a torch newer than the knowledge base
+            result = check_companions(result, found, index, skip=from_files)
+        return replace(result, warnings=(*notes, *result.warnings), detector_failures=fallbacks)
+
+    if not wanted:
+        return for_torch(SpecifierSet())
+    from .stack.joint import plan_stack
+    from .stack.sources import ExtensionSources
+
+    found = Machine.from_report(target.report)
+    sources = extension_sources if extension_sources is not None else ExtensionSources(index)
+    return plan_stack(for_torch, wanted, sources, found.tags, found.python)
+
+
+def _jetson(
+    found: Machine, request: Request, index: IndexClient | None, kb: Knowledge, environ: Mapping[str, str],
+    notes: list[str],
+) -> Plan | None:
+    """A Jetson's plan from the index that serves its L4T release (``WHEELFIT_MIRROR`` may redirect it); ``None``
+    (and a note why) when there is none or it cannot be read: the plan is then PyTorch's CPU build, as before."""
+    from .resolve.jetson import jetson_index, jetson_plan
+
+    where = jetson_index(found)
+    if where is None:
+        return None
+    from packaging.utils import canonicalize_name
+
+    from .fetch.errors import NetworkError
+    from .index.errors import IndexPageError, NoMatchingFileError, OfflineError, ProjectNotFoundError
+    from .stack.sources import mirrored, read_mirrors
+
+    url = mirrored(where.url, read_mirrors(environ.get("WHEELFIT_MIRROR", ""), "WHEELFIT_MIRROR"))
+    if index is None:
+        notes.append(f"{where.what}: its torch builds are on {url}, which is not read offline; this is the CPU build")
+        return None
+    names = ["torch", *(str(canonicalize_name(r.name)) for r in request.companions)]
+    try:
+        pages = {name: index.project_page(url, name).links for name in names}
+        return jetson_plan(found, request, replace(where, url=url), pages, kb)
+    except (NetworkError, IndexPageError, NoMatchingFileError, OfflineError, ProjectNotFoundError) as exc:
+        notes.append(f"{where.what}: no torch for this Jetson from {url} ({exc}); this is the CPU build")
+        return None
+
+
+def extension_sources(
+    network: Network | None, find_links: Sequence[str], environ: Mapping[str, str]
+) -> ExtensionSources:
+    """Where a plan reads the wheels of packages built against torch: ``find_links`` (else ``UV_FIND_LINKS``,
+    ``PIP_FIND_LINKS``) only, when given; else each one's published place, through ``network``, redirected by
+    ``WHEELFIT_MIRROR`` (``https://data.pyg.org/whl=https://mirror.example/pyg ...``)."""
+    from .index.local import resolve_find_links
+    from .stack.sources import ExtensionSources, read_mirrors
+
+    index = network.index if network is not None else None
+    mirrors = read_mirrors(environ.get("WHEELFIT_MIRROR", ""), "WHEELFIT_MIRROR")
+    return ExtensionSources(index, resolve_find_links(environ, find_links), mirrors)
+
+
+def _narrowed(requirements: Sequence[str], narrow: SpecifierSet) -> list[str]:
+    """``requirements`` with torch's specifier narrowed by ``narrow`` (torch added when none names it)."""
+    if not str(narrow):
+        return list(requirements)
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    out: list[str] = []
+    done = False
+    for text in requirements:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            out.append(text)  # the planner says what is wrong with it
+            continue
+        if canonicalize_name(req.name) == "torch" and not done:
+            req.specifier &= narrow
+            done = True
+            text = str(req)
+        out.append(text)
+    return out if done else [f"torch{narrow}", *out]
 
 
 def judge_build(
@@ -495,7 +592,7 @@ def family_source(plan: Plan, network: Network, config: IndexConfig) -> FamilySo
     from .variants.markers import VariantEnvironment
 
     pages = IndexPages(plan.index_url, network.index)
-    if plan.mode != "variant":
+    if plan.mode is not Mode.VARIANT:
         return pages
     pin = plan.packages[0]
     legacy = legacy_variant(plan.variant)
@@ -679,18 +776,28 @@ def install_requirements(
     chosen: Plan | None = None
     family: list[FamilyFile] = []
     keep: dict[str, str] = {}
-    if wanted.asks_family:
+    from .stack.joint import split_extensions
+
+    rest, stack = split_extensions(wanted.other)  # flash-attn, torch-scatter: planned with torch, as files
+    if stack:
+        wanted = replace(wanted, other=tuple(rest))
+    if wanted.asks_family or stack:
         chosen, source, why, keep = _plan_install(
             wanted, here, env, environ=environ, network=network, config=config, kb=kb, variant_index=variant_index,
             allow_cpu=allow_cpu, pre=pre, upgrade=upgrade, reinstall=reinstall,
             choice={"torch_backend": torch_backend, "force": force, "allow_hsa_override": allow_hsa_override,
-                    "index_url": index_url, "extra_index_urls": tuple(extra_index_urls), "require_gpu": require_gpu},
+                    "index_url": index_url, "extra_index_urls": tuple(extra_index_urls), "require_gpu": require_gpu,
+                    "extension_sources": extension_sources(network, links, environ)},
+            extensions=[str(e.requirement) for e in stack],
         )  # fmt: skip
         notes += why
         _one_cuda_major(chosen, wanted.other)
         # A variant plan's wheel is offered under its plain name, which a wheelhouse's ordinary torch may share.
-        houses = [Path(link) for link in links if "://" not in link] if chosen.mode != "variant" else []
+        houses = [Path(link) for link in links if "://" not in link] if chosen.mode is not Mode.VARIANT else []
         family = planned_files(chosen, source, _platform(env), network, keep=keep, wheelhouses=houses)
+        from .stack.files import extension_files
+
+        family += extension_files(chosen.extensions, network.store)
     runner = backend(installer, env)
     if wrap_backend is not None:
         runner = wrap_backend(runner)
@@ -750,6 +857,7 @@ def _plan_install(
     upgrade: bool,
     reinstall: bool = False,
     choice: Mapping[str, Any] | None = None,
+    extensions: Sequence[str] = (),
 ) -> tuple[Plan, FamilySource, list[str], dict[str, str]]:
     """The plan an install follows, where its torch-family wheels come from, what the user should know, and the
     installed torch-family packages kept as they are.
@@ -765,7 +873,8 @@ def _plan_install(
 
     def plan_for(torch: str, exact: bool = False, forced: bool = False) -> Plan:
         return plan(
-            [torch, *companions], here, environ=environ, network=network, kb=kb, pytorch_index=config.pytorch_base,
+            [torch, *companions, *extensions], here, environ=environ, network=network, kb=kb,
+            pytorch_index=config.pytorch_base,
             variant_index=variant_index, allow_cpu=allow_cpu, pre=pre or exact, from_files=tuple(given),
             **{**(choice or {}), **({"force": True} if forced else {})},
         )  # fmt: skip
@@ -808,7 +917,7 @@ def _plan_install(
             found = Machine.from_report(here.report)
             pypi = None if installed.local else pypi_label(kb or load_knowledge(), installed, found.platform_key)
             label = installed.local or pypi
-            gpu = found.gpus is not None and found.gpus.kind != "mps"
+            gpu = found.gpus is not None and found.gpus.kind is not BuildKind.MPS
             asked_cpu = (asked is not None and "+cpu" in str(asked)) or (choice or {}).get("torch_backend") == "cpu"
             try:
                 if label == "cpu" and gpu and not asked_cpu:
@@ -856,7 +965,7 @@ def _one_cuda_major(chosen: Plan, others: Sequence[str]) -> None:
     from .resolve import ResolveError
 
     kind, version = expected_runtime(chosen.variant)
-    if kind != "cuda" or version is None:  # a CPU, ROCm or XPU torch brings no CUDA runtime to clash with
+    if kind is not BuildKind.CUDA or version is None:  # a CPU, ROCm or XPU torch brings no CUDA runtime to clash with
         return
     major_here = version.split(".")[0]
     mixed = []

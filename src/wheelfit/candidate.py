@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from .kinds import BuildKind, Confidence, Mode
 
 if TYPE_CHECKING:
     from .index.links import FileLink
@@ -22,27 +24,17 @@ if TYPE_CHECKING:
     from .variants.metadata import Variant, VariantsMetadata
 
 __all__ = [
-    "CERTAIN",
-    "CONFIDENCE_ORDER",
-    "DOUBTFUL",
+    "BuildKind",
     "Candidate",
     "CandidateSet",
+    "Confidence",
     "Fact",
     "Kernels",
+    "Mode",
     "Runtime",
     "VariantsFile",
     "weakest",
 ]
-
-Mode = Literal["index", "variant"]
-
-#: Knowledge-base confidence (primary, measured, secondary, uncertain), then facts wheelfit inferred itself.
-CONFIDENCE_ORDER: tuple[str, ...] = ("P", "M", "S", "U", "inferred")
-#: A plan that rests only on these needs no word of doubt.
-CERTAIN = frozenset({"P", "M"})
-#: A guess: the knowledge base's "uncertain", or wheelfit's own inference. A build whose existence is a guess is
-#: not chosen over one whose existence is not (no index having said either way).
-DOUBTFUL = frozenset({"U", "inferred"})
 
 
 @dataclass(frozen=True)
@@ -50,33 +42,32 @@ class Fact:
     """One fact a candidate rests on: what it says, how sure, and where it came from (a URL, an upstream file)."""
 
     what: str
-    confidence: str
+    confidence: Confidence
     source: str
     #: Measured on this machine (``verify``, ``doctor``), not the knowledge base's word.
     measured_here: bool = False
 
     @property
     def certain(self) -> bool:
-        return self.confidence in CERTAIN
+        return self.confidence.certain
 
     @property
     def doubtful(self) -> bool:
-        """A guess (:data:`DOUBTFUL`), or a confidence wheelfit does not know."""
-        return self.confidence in DOUBTFUL or self.confidence not in CONFIDENCE_ORDER
+        """A guess (:attr:`Confidence.doubtful`)."""
+        return self.confidence.doubtful
 
     @property
     def inferred(self) -> bool:
         """wheelfit's own inference (a release newer than the knowledge base), not the knowledge base's word."""
-        return self.confidence == "inferred"
+        return self.confidence is Confidence.INFERRED
 
     def to_dict(self) -> dict[str, str]:
-        return {"fact": self.what, "confidence": self.confidence, "source": self.source}
+        return {"fact": self.what, "confidence": self.confidence.value, "source": self.source}
 
 
-def weakest(facts: Iterable[Fact]) -> str:
+def weakest(facts: Iterable[Fact]) -> Confidence:
     """The lowest confidence among ``facts`` (``P`` when there are none)."""
-    levels = [CONFIDENCE_ORDER.index(f.confidence) for f in facts if f.confidence in CONFIDENCE_ORDER]
-    return CONFIDENCE_ORDER[max(levels, default=0)]
+    return max((f.confidence for f in facts), key=lambda c: c.rank, default=Confidence.PRIMARY)
 
 
 @dataclass(frozen=True)
@@ -140,11 +131,11 @@ class Candidate:
     version: Version
     #: ``cu130``, ``rocm7.1``, ``xpu``, ``cpu`` (index mode) or a variant label (``cuda13.0``, ``null``).
     label: str
-    #: ``cuda``, ``rocm``, ``xpu`` or ``cpu`` (the null variant, macOS builds).
-    kind: str
+    #: CUDA, ROCm, XPU or CPU (the null variant, macOS builds); never MPS.
+    kind: BuildKind
     #: wheelfit's platform key: ``linux_x86_64``, ``linux_aarch64``, ``windows_amd64``, ``macos_arm64``.
     platform: str
-    mode: Mode = "index"
+    mode: Mode = Mode.INDEX
     #: ``None`` when unknown: variant metadata without ``sm_arch`` or ``gfx_arch`` leaves kernels to the ranking.
     kernels: Kernels | None = None
     runtime: Runtime = field(default_factory=Runtime)
@@ -186,7 +177,7 @@ class Candidate:
         return fact is not None and fact.measured_here
 
     def __str__(self) -> str:
-        return f"{self.version}+{self.label}" if self.mode == "index" else f"{self.version} ({self.label})"
+        return f"{self.version}+{self.label}" if self.mode is Mode.INDEX else f"{self.version} ({self.label})"
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ class Platform:
     #: Kernel release on Linux, OS version on macOS/Windows.
     release: str | None = None
     container: bool = False
+    #: A Jetson's Linux for Tegra release (``36.4.7``: JetPack 6), from ``/etc/nv_tegra_release``; else ``None``.
+    l4t: str | None = None
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def test_arch_coverage(arch: str, arch_list: list[str], ok: bool) -> None:
 def test_expected_runtime() -> None:
     assert expected_runtime("cu126") == ("cuda", "12.6")
     assert expected_runtime("cu130") == ("cuda", "13.0")
-    assert expected_runtime("rocm7.2") == ("hip", "7.2")
+    assert expected_runtime("rocm7.2") == ("rocm", "7.2")
     assert expected_runtime("xpu") == ("xpu", None)
     assert expected_runtime("cpu") == ("cpu", None)
 

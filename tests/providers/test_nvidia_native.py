@@ -66,8 +66,8 @@ def test_parse_libcuda_fallback() -> None:
 
 def test_parse_nothing_found() -> None:
     answer = {
-        "nvml": {"error": "library not found: libnvidia-ml.so.1: cannot open shared object file"},
-        "cuda": {"error": "library not found: libcuda.so.1: cannot open shared object file"},
+        "nvml": {"error": "library not found: libnvidia-ml.so.1: cannot open shared object file", "missing": True},
+        "cuda": {"error": "library not found: libcuda.so.1: cannot open shared object file", "missing": True},
     }
     report = parse_native(json.dumps(answer))
     assert report.source is None and report.gpus == []

@@ -188,7 +188,7 @@ def test_plan_json_contract() -> None:
     plan = kb_plan(load_target("cuda=6.1,driver=580.95.05,python=3.12"), KB, Request.parse(["torch", "torchvision"]))
     d: dict[str, Any] = plan.to_dict()
     # The keys of schema 1.0 keep their meaning; 1.1, 1.2 and 1.3 only add keys.
-    assert d["schema_version"] == "1.3"
+    assert d["schema_version"] == "1.4"
     assert d["gpu_fallback"] is None
     assert {"torch_version", "variant", "index_url", "mode", "packages", "reasons", "rejected", "warnings"} <= set(d)
     assert "env" in d

@@ -243,6 +243,17 @@ RequireGpuOpt = Annotated[
         envvar="WHEELFIT_REQUIRE_GPU",
     ),
 ]
+FindLinksOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--find-links",
+        "-f",
+        help="A wheelhouse directory or find-links page (repeatable; or UV_FIND_LINKS, PIP_FIND_LINKS). Wheels of "
+        "packages built against torch (flash-attn, torch-scatter, ...) then come from there only; so does what is "
+        "not torch-family; a torch-family wheel in it is used only if it is the very file the plan chose.",
+        metavar="DIR",
+    ),
+]
 PreOpt = Annotated[
     bool,
     typer.Option(
@@ -310,6 +321,7 @@ def plan(
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
     require_gpu: RequireGpuOpt = False,
+    find_links: FindLinksOpt = None,
     http_timeout: HttpTimeoutOpt = None,
     cert: CertOpt = None,
     disable: DisableOpt = None,
@@ -351,17 +363,21 @@ def plan(
             force=force_build,
             allow_hsa_override=allow_hsa_override,
             require_gpu=require_gpu,
+            extension_sources=api.extension_sources(net, find_links or (), os.environ),
         )
     if as_json:
         print_json(result.to_dict())
         return
     from .render import render_plan
 
-    render_plan(result, explain=explain, install=_install_command(requirements or ["torch"], target, pytorch_index))
+    command = _install_command(requirements or ["torch"], target, pytorch_index, find_links or [])
+    render_plan(result, explain=explain, install=command)
 
 
-def _install_command(requirements: list[str], target: str | None, pytorch_index: str | None) -> str:
-    """The ``wheelfit install`` line that installs what was planned, for the same machine and index."""
+def _install_command(
+    requirements: list[str], target: str | None, pytorch_index: str | None, find_links: list[str]
+) -> str:
+    """The ``wheelfit install`` line that installs what was planned, for the same machine, index and wheelhouses."""
     import shlex
 
     argv = ["wheelfit", "install", *requirements]
@@ -369,6 +385,8 @@ def _install_command(requirements: list[str], target: str | None, pytorch_index:
         argv += ["--target", target]
     if pytorch_index:
         argv += ["--pytorch-index", pytorch_index]
+    for place in find_links:
+        argv += ["--find-links", place]
     return " ".join(map(shlex.quote, argv))
 
 

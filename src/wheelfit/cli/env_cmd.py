@@ -14,6 +14,7 @@ from .app import (
     AllowCpuOpt,
     AllowHsaOverrideOpt,
     CertOpt,
+    FindLinksOpt,
     ForceBuildOpt,
     HttpTimeoutOpt,
     KbOpt,
@@ -88,6 +89,7 @@ def env(
     force_build: ForceBuildOpt = False,
     allow_hsa_override: AllowHsaOverrideOpt = False,
     require_gpu: RequireGpuOpt = False,
+    find_links: FindLinksOpt = None,
     http_timeout: HttpTimeoutOpt = None,
     cert: CertOpt = None,
 ) -> None:
@@ -115,8 +117,8 @@ def env(
             requirements or ["torch"], targets or [], environ=os.environ, network=net, sysroot=sysroot,
             probe_timeout=probe_timeout, kb=kb, pytorch_index=pytorch_index, variant_index=variant_index,
             allow_cpu=allow_cpu, pre=pre, torch_backend=torch_backend, force=force_build,
-            allow_hsa_override=allow_hsa_override,
-            require_gpu=require_gpu,
+            allow_hsa_override=allow_hsa_override, require_gpu=require_gpu,
+            extension_sources=api.extension_sources(net, find_links or (), os.environ),
         )  # fmt: skip
     output = draw(values, os.environ)
     apply_output(output)

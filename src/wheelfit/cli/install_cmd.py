@@ -12,6 +12,7 @@ from .app import (
     AllowHsaOverrideOpt,
     CertOpt,
     DisableOpt,
+    FindLinksOpt,
     ForceBuildOpt,
     HttpTimeoutOpt,
     IndexUrlOpt,
@@ -89,16 +90,7 @@ def install(
             metavar="URL",
         ),
     ] = None,
-    find_links: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--find-links",
-            "-f",
-            help="A wheelhouse directory (repeatable; or UV_FIND_LINKS, PIP_FIND_LINKS) for what is not "
-            "torch-family; a torch-family wheel in it is used only if it is the very file the plan chose.",
-            metavar="DIR",
-        ),
-    ] = None,
+    find_links: FindLinksOpt = None,
     upgrade: Annotated[
         bool, typer.Option("--upgrade", "-U", help="Upgrade what is installed already, torch included.")
     ] = False,

@@ -11,6 +11,7 @@ import typer
 from .app import (
     AllowCpuOpt,
     CertOpt,
+    FindLinksOpt,
     HttpTimeoutOpt,
     IndexUrlOpt,
     KbOpt,
@@ -65,6 +66,7 @@ def lock(
     pre: PreOpt = False,
     allow_cpu: AllowCpuOpt = False,
     require_gpu: RequireGpuOpt = False,
+    find_links: FindLinksOpt = None,
     http_timeout: HttpTimeoutOpt = None,
     cert: CertOpt = None,
 ) -> None:
@@ -81,6 +83,7 @@ def lock(
             network=net, cwd=Path.cwd(), sysroot=sysroot, probe_timeout=probe_timeout,
             pytorch_index=pytorch_index, index_url=index_url, kb=kb,
             torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
+            extension_sources=api.extension_sources(net, find_links or (), os.environ),
         )  # fmt: skip
     from ..integrations.targets import plan_warnings
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..kb import device_note
+from ..kinds import Mode
 from ..report import Accelerator, HardwareReport
 from ..resolve.plan import Plan
 from .render_verify import render_verify
@@ -21,7 +22,10 @@ from .text import say as _say
 from .text import table as _table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..api import InstallOutcome
+    from ..install.install_set import FamilyFile
 
 __all__ = ["render_install", "render_plan", "render_report"]
 
@@ -118,7 +122,7 @@ def render_report(report: HardwareReport, console: Console | None = None) -> Non
 
 def _build(plan: Plan) -> str:
     """``2.14.1+cu126``; a variant label or a macOS wheel (which carries no label) is not joined with ``+``."""
-    if plan.mode == "variant":
+    if plan.mode is Mode.VARIANT:
         return f"{plan.torch_version} (variant {plan.variant})"
     if plan.platform.startswith("macos"):
         return plan.torch_version
@@ -132,9 +136,10 @@ def render_plan(
     facts below primary are one line and the builds turned down are counted by reason; ``explain`` lists both."""
     con = _console(console)
     # a variant label is not a local version: it never joins the version with "+"
-    title = f"torch {plan.torch_version}, variant {plan.variant}" if plan.mode == "variant" else f"torch {_build(plan)}"
+    variant = plan.mode is Mode.VARIANT
+    title = f"torch {plan.torch_version}, variant {plan.variant}" if variant else f"torch {_build(plan)}"
     _say(con, f"[bold green]{title}[/]  from ", plan.index_url)
-    if plan.mode == "variant":
+    if variant:
         for p in plan.packages:
             _say(con, "  ", p.filename or p.requirement)
         for dep in plan.dependencies:
@@ -142,6 +147,8 @@ def render_plan(
     else:
         for p in plan.packages:
             _say(con, "  ", p.requirement)
+    for p in plan.extensions:
+        _say(con, "  ", p.filename or p.requirement)
     if plan.reasons:
         con.print(Text("Why", style="bold"), highlight=False)
         for reason in plan.reasons:
@@ -182,6 +189,7 @@ _JUDGED = {
     "override": "needing HSA_OVERRIDE_GFX_VERSION",
     "properties": "with variant properties not supported here",
     "unconfirmed": "not known to exist",
+    "extensions": "without wheels of every extension asked for",
 }
 
 
@@ -205,6 +213,16 @@ def _fallbacks(con: Console, plan: Plan) -> None:
         _say(con, "  [bold]→[/] ", fb.advice)
 
 
+def _wheels(con: Console, wheels: Sequence[FamilyFile], dry_run: bool) -> None:
+    for w in wheels:
+        line = Text(f"{w.name} {w.version}  {w.url}")
+        if w.needed_by:
+            line.append(f"  (needed by {w.needed_by})", style="dim")
+        _say(con, "  ", line)
+        if dry_run and w.sha256:
+            _say(con, "    ", f"sha256 {w.sha256}")
+
+
 def render_install(outcome: InstallOutcome, console: Console | None = None, *, verbose: bool = False) -> None:
     con = _console(console)
     result, env = outcome.result, outcome.env
@@ -221,14 +239,12 @@ def render_install(outcome: InstallOutcome, console: Console | None = None, *, v
     head = "Would install" if result.dry_run else "Installed" if changed else "Already installed:"
     into = "into" if changed or result.dry_run else "in"
     _say(con, f"[bold green]{head} torch {_build(plan)}[/] {into} ", f"{env.prefix} ({result.backend})")
+    extensions = {p.name for p in plan.extensions}
     _say(con, f"[bold]From {plan.index_url}[/] ", "(torch-family, checked by sha256)")
-    for w in result.wheels:
-        line = Text(f"{w.name} {w.version}  {w.url}")
-        if w.needed_by:
-            line.append(f"  (needed by {w.needed_by})", style="dim")
-        _say(con, "  ", line)
-        if result.dry_run and w.sha256:
-            _say(con, "    ", f"sha256 {w.sha256}")
+    _wheels(con, [w for w in result.wheels if w.name not in extensions], result.dry_run)
+    if extensions:
+        _say(con, "[bold]Built for it[/] ", "(extensions, checked by sha256)")
+        _wheels(con, [w for w in result.wheels if w.name in extensions], result.dry_run)
     family = {w.name for w in result.wheels}
     rest = [i for i in result.installs if i.split("==")[0].split(" @ ")[0].strip() not in family]
     if rest:

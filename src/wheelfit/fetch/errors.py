@@ -19,6 +19,12 @@ __all__ = [
 class NetworkError(WheelfitError):
     """A request failed after the bounded retries (connection refused, reset, timeouts, 5xx)."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        #: What failed, without the advice a layer above may add to the message (``; or use --offline ...``): what
+        #: a caller that keeps going quotes in a note of its own.
+        self.detail = message
+
 
 class TLSError(NetworkError):
     """TLS setup or certificate verification failed; never retried, since retrying cannot fix it."""

@@ -25,6 +25,7 @@ from ..candidate import Candidate, CandidateSet, Fact
 from ..fetch.errors import NetworkError
 from ..kb.candidates import infer_candidate, kb_candidates, knowledge_span
 from ..kb.matrix import Knowledge
+from ..kinds import BuildKind, Confidence, Mode
 from ..resolve.machine import Machine, ResolveError
 from ..resolve.plan import PackagePin, Plan
 from ..resolve.request import TRITONS
@@ -53,10 +54,10 @@ class _Page:
     offline: bool = False
 
 
-def _kinds(machine: Machine) -> set[str]:
+def _kinds(machine: Machine) -> set[BuildKind]:
     """The kinds of build worth reading for this machine: its GPU's, and the CPU build."""
-    kinds = {"cpu"}
-    if machine.gpus is not None and machine.gpus.kind in ("cuda", "rocm", "xpu"):
+    kinds = {BuildKind.CPU}
+    if machine.gpus is not None and machine.gpus.kind.gpu_build:
         kinds.add(machine.gpus.kind)
     return kinds
 
@@ -119,7 +120,8 @@ def gather_candidates(
             out.append(c)
             continue
         files = by_build[c.label].pop(c.version, ())
-        exists = Fact(f"torch {c.version}+{c.label} is {'on' if files else 'not on'} the index", "P", page.url)
+        said = f"torch {c.version}+{c.label} is {'on' if files else 'not on'} the index"
+        exists = Fact(said, Confidence.PRIMARY, page.url)
         out.append(replace(c, files=tuple(files), index_url=f"{base}/{c.label}", facts={**c.facts, "exists": exists}))
     out += candidates
     newest = max((c.version for c in known), default=None)
@@ -213,7 +215,7 @@ def _project_page(index: IndexClient, index_url: str, label: str, project: str) 
     except OfflineError:
         return _Page(label, url, None, "offline, and the page is not cached", offline=True)
     except NetworkError as exc:
-        return _Page(label, url, None, str(exc).split("; or use --offline")[0])
+        return _Page(label, url, None, exc.detail)
     return _Page(label, page.url, page.links)
 
 
@@ -285,7 +287,7 @@ def check_companions(plan: Plan, machine: Machine, index: IndexClient, *, skip: 
     nor for the names in ``skip`` (installed from files the user gave); a page that cannot be read now leaves its
     pin unchecked, and the plan says so."""
     torch = plan.packages[0] if plan.packages else None
-    if plan.mode != "index" or torch is None or torch.name != "torch" or torch.url is None:
+    if plan.mode is not Mode.INDEX or torch is None or torch.name != "torch" or torch.url is None:
         return plan
     python = machine.markers.get("python_full_version") or machine.python
     given = {canonicalize_name(name) for name in skip}

@@ -10,7 +10,7 @@ metadata file, with its retries) may be held to its own :class:`~wheelfit.fetch.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from packaging.utils import canonicalize_name
@@ -20,7 +20,7 @@ from ..fetch.deadline import INDEX_DEADLINE_SOURCE, Deadline
 from ..fetch.errors import HTTPStatusError, NetworkError
 from ..fetch.hashes import bytes_mismatch
 from .errors import IndexPageError, OfflineError, ProjectNotFoundError
-from .links import FileLink, ProjectPage, parse_page
+from .links import FileLink, ProjectPage, parse_html, parse_page
 from .local import is_local, local_path, read_local_page
 
 if TYPE_CHECKING:
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ..fetch.http import RetryPolicy
 
 __all__ = ["ACCEPT", "IndexClient", "project_url"]
+
+_T = TypeVar("_T")
 
 #: A 404 remembered in the cache, so that ``offline`` knows a project is absent rather than unknown.
 _NOT_FOUND = "application/x-wheelfit-not-found"
@@ -83,6 +85,28 @@ class IndexClient:
         if self._pages is not None:
             self._pages[url] = page
         return page
+
+    def find_links_page(self, url: str) -> ProjectPage:
+        """A find-links page (pip's ``--find-links URL``): PEP 503 HTML whose links may be any project's files,
+        cached and revalidated as project pages are. A 404 is :class:`ProjectNotFoundError`."""
+        if self._pages is not None and url in self._pages:
+            return self._pages[url]
+        cached, fresh = self._fetch(url, "text/html", what=url)
+        page = parse_html(_decode_html(cached.body, url), cached.final_url or url)
+        if fresh:
+            self._store(cached)
+        if self._pages is not None:
+            self._pages[url] = page
+        return page
+
+    def json_document(self, url: str, read: Callable[[bytes, str], _T], *, what: str) -> _T:
+        """A JSON document (the GitHub releases API's listing) as ``read(body, url)`` makes it, cached and
+        revalidated as pages are, and stored only once ``read`` took it (a malformed answer is never cached)."""
+        cached, fresh = self._fetch(url, "application/json", what=what)
+        value = read(cached.body, cached.final_url or url)
+        if fresh:
+            self._store(cached)
+        return value
 
     def core_metadata(self, link: FileLink) -> bytes:
         """The PEP 658 METADATA file for ``link``, checked against the page's core-metadata hash."""
@@ -187,9 +211,16 @@ class IndexClient:
         return fresh, True
 
 
+def _decode_html(body: bytes, url: str) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IndexPageError(f"{url}: page is not valid UTF-8 text ({exc.reason})") from None
+
+
 def _offline_hint(exc: NetworkError) -> NetworkError:
     """The same error (its type kept: a refused redirect, a TLS failure, a status) saying ``--offline`` exists."""
     message = f"{exc}; or use --offline to read the cache"
-    if isinstance(exc, HTTPStatusError):
-        return HTTPStatusError(message, exc.status)
-    return type(exc)(message)
+    hinted = HTTPStatusError(message, exc.status) if isinstance(exc, HTTPStatusError) else type(exc)(message)
+    hinted.detail = exc.detail
+    return hinted

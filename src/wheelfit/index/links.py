@@ -30,6 +30,7 @@ __all__ = [
     "parse_html",
     "parse_json",
     "parse_page",
+    "url_filename",
 ]
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -254,6 +255,12 @@ def _join(base: str, href: str, page: str) -> str:
         return urljoin(base, href)
     except ValueError as exc:
         raise IndexPageError(f"{page}: link {href[:80]!r} is not a valid URL ({exc})") from None
+
+
+def url_filename(url: str, page: str) -> str:
+    """The file name of ``url``, a link found on ``page`` outside a PEP 503/691 page (a GitHub release asset),
+    checked as every index link is: http(s) with a host, one safe path component."""
+    return _filename_from_url(url, page)
 
 
 def _filename_from_url(url: str, page: str) -> str:

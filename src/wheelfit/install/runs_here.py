@@ -16,6 +16,7 @@ from ..candidate import Candidate, Kernels, Runtime
 from ..kb.candidates import infer_candidate, kb_candidates, pypi_label
 from ..kb.drivers import compat_floor, toolkit_floor
 from ..kb.matrix import Knowledge
+from ..kinds import BuildKind, Mode
 from ..report import Accelerator
 from ..resolve.coverage import cuda_runs, describe_archs, intel_runs, sm_tuple
 from ..resolve.judges import driver_fit
@@ -23,34 +24,34 @@ from ..resolve.machine import Machine
 from ..resolve.plan import Plan
 from ..variants.legacy import legacy_variant
 from .companions import companion_checks
-from .verify import Check, Problem, TorchFacts, Verification, arch_kernels, verify
+from .verify import VERSION_ATTRS, Check, Problem, TorchFacts, Verification, arch_kernels, verify
 
 __all__ = ["judge"]
 
 
 # -- the build torch is ---------------------------------------------------------------------------------------
 
-_RUNTIME_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
+_RUNTIME_NAMES = {BuildKind.CUDA: "CUDA", BuildKind.ROCM: "ROCm", BuildKind.XPU: "XPU", BuildKind.CPU: "CPU"}
 
 
-def _runtime_of(facts: TorchFacts) -> tuple[str, str | None, str]:
-    """(kind, version, label) that ``torch.version`` says: ``("cuda", "12.8", "cu128")``, ``("cpu", None, "cpu")``."""
+def _runtime_of(facts: TorchFacts) -> tuple[BuildKind, str | None, str]:
+    """(kind, version, label) that ``torch.version`` says: ``(CUDA, "12.8", "cu128")``, ``(CPU, None, "cpu")``."""
     if facts.cuda:
         major, _, minor = str(facts.cuda).partition(".")
-        return "cuda", str(facts.cuda), f"cu{major}{minor.split('.')[0]}"
+        return BuildKind.CUDA, str(facts.cuda), f"cu{major}{minor.split('.')[0]}"
     if facts.hip:
         hip = ".".join(str(facts.hip).split(".")[:2])
-        return "rocm", hip, f"rocm{hip}"
+        return BuildKind.ROCM, hip, f"rocm{hip}"
     if facts.xpu:
-        return "xpu", str(facts.xpu), "xpu"
-    return "cpu", None, "cpu"
+        return BuildKind.XPU, str(facts.xpu), "xpu"
+    return BuildKind.CPU, None, "cpu"
 
 
-def _runtime_words(kind: str, version: str | None) -> str:
+def _runtime_words(kind: BuildKind, version: str | None) -> str:
     """``CUDA 12.8``, ``ROCm 7.1``, ``XPU``, ``no GPU runtime (a CPU build)``."""
-    if kind == "cpu":
+    if kind is BuildKind.CPU:
         return "no GPU runtime (a CPU build)"
-    if kind == "xpu":
+    if kind is BuildKind.XPU:
         return "XPU (Intel GPUs)"
     return f"{_RUNTIME_NAMES[kind]} {version}"
 
@@ -72,7 +73,7 @@ class _Gpu:
     name: str
     #: ``sm_86``, ``gfx942``, an Intel family, ``xpu`` (torch saw an XPU), ``mps``.
     arch: str
-    kind: str
+    kind: BuildKind
     device: Accelerator | None = None
 
     @property
@@ -80,12 +81,12 @@ class _Gpu:
         return f"GPU {self.index} {self.name}" + ("" if self.arch in self.name else f" ({self.arch})")
 
 
-def _kind_of_arch(arch: str) -> str:
+def _kind_of_arch(arch: str) -> BuildKind:
     if arch.startswith("sm_"):
-        return "cuda"
+        return BuildKind.CUDA
     if arch.startswith("gfx"):
-        return "rocm"
-    return "xpu"
+        return BuildKind.ROCM
+    return BuildKind.XPU
 
 
 def judge(
@@ -127,7 +128,7 @@ def judge(
     checks = [Check("torch", True, how)]
     runtimes = [k for k, v in (("CUDA", facts.cuda), ("ROCm", facts.hip), ("XPU", facts.xpu)) if v]
     words = _runtime_words(kind, runtime_version)
-    attr = {"cuda": "cuda", "rocm": "hip", "xpu": "xpu"}.get(kind)
+    attr = VERSION_ATTRS.get(kind)
     shown = f"{words} (torch.version.{attr} = {runtime_version})" if attr else words
     if len(runtimes) > 1:
         why = f"carries {' and '.join(runtimes)} at once: not a PyTorch build"
@@ -141,7 +142,7 @@ def judge(
     gpus, gpus_from = _gpus(facts, machine, machine_from)
     kernels, kernels_from = _kernels(facts, build, label, platform)
     checks += _kernel_checks(facts, gpus, gpus_from, kind, kernels, kernels_from, platform)
-    if kind == "cuda" and machine is not None and runtime_version is not None:
+    if kind is BuildKind.CUDA and machine is not None and runtime_version is not None:
         checks += _driver_checks(machine, public, label, platform, runtime_version)
     checks += companion_checks(facts, version, label, pypi, kb, machine)
     planned, plan_build, note = _plan_note(facts, plan, plan_error)
@@ -167,7 +168,7 @@ def _gpus(facts: TorchFacts, machine: Machine | None, machine_from: str) -> tupl
     out: list[_Gpu] = []
     for i, a in enumerate(group.devices):
         kind = group.kind
-        arch = a.arch or ("mps" if kind == "mps" else "?")
+        arch = a.arch or ("mps" if kind is BuildKind.MPS else "?")
         out.append(_Gpu(i, a.name, arch, kind, a))
     return out, machine_from
 
@@ -189,7 +190,7 @@ def _kernel_checks(
     facts: TorchFacts,
     gpus: list[_Gpu],
     gpus_from: str,
-    kind: str,
+    kind: BuildKind,
     kernels: Kernels | None,
     kernels_from: str,
     platform: str,
@@ -203,13 +204,13 @@ def _kernel_checks(
     out: list[Check] = []
     for gpu in gpus:
         head = f"{seen}{gpu.title}"
-        if gpu.kind == "mps":
-            ok = kind == "cpu" and platform.startswith("macos")
+        if gpu.kind is BuildKind.MPS:
+            ok = kind is BuildKind.CPU and platform.startswith("macos")
             words = "every macOS build has MPS" if ok else "not a macOS build"
             out.append(Check("kernels", ok, f"{head}: {words}", None if ok else Problem.WRONG_KIND))
             continue
-        if gpu.kind != kind:
-            build = "a CPU build" if kind == "cpu" else f"a {_RUNTIME_NAMES[kind]} build"
+        if gpu.kind is not kind:
+            build = "a CPU build" if kind is BuildKind.CPU else f"a {_RUNTIME_NAMES[kind]} build"
             why = f"{head}: {build} has no kernels for {gpu.arch} GPUs"
             out.append(Check("kernels", False, why, Problem.WRONG_KIND))
             continue
@@ -223,8 +224,8 @@ def _kernel_checks(
     return out
 
 
-def _one_gpu(gpu: _Gpu, head: str, kind: str, kernels: Kernels, kernels_from: str) -> Check:
-    if kind == "cuda":
+def _one_gpu(gpu: _Gpu, head: str, kind: BuildKind, kernels: Kernels, kernels_from: str) -> Check:
+    if kind is BuildKind.CUDA:
         sm = gpu.arch.removeprefix("sm_")
         has = describe_archs(kernels.sass, kernels.ptx)
         try:
@@ -236,7 +237,7 @@ def _one_gpu(gpu: _Gpu, head: str, kind: str, kernels: Kernels, kernels_from: st
             return Check("kernels", True, f"{head}: the build has kernels for it ({has}; from {kernels_from})")
         why = f"{head}: no kernels for {gpu.arch} (has {has}; from {kernels_from})"
         return Check("kernels", False, why, Problem.NO_KERNELS)
-    if kind == "rocm":
+    if kind is BuildKind.ROCM:
         gfx = kernels.gfx or kernels.aot
         ok = gpu.arch in gfx
         text = "the build has kernels for it" if ok else f"no kernels for {gpu.arch}"
@@ -265,7 +266,7 @@ def _one_gpu(gpu: _Gpu, head: str, kind: str, kernels: Kernels, kernels_from: st
 def _driver_checks(machine: Machine, version: Version, label: str, platform: str, cuda: str) -> list[Check]:
     """The NVIDIA driver of the machine's report against the CUDA runtime torch carries (NVIDIA's tables)."""
     group = machine.gpus
-    devices = group.devices if group is not None and group.kind == "cuda" else ()
+    devices = group.devices if group is not None and group.kind is BuildKind.CUDA else ()
     if not devices:
         return []
     major = cuda.split(".")[0]
@@ -274,7 +275,7 @@ def _driver_checks(machine: Machine, version: Version, label: str, platform: str
         driver_floor=toolkit_floor(cuda),
         compat_floor=compat_floor(int(major)) if major.isdigit() else None,
     )
-    build = Candidate(version=version, label=label, kind="cuda", platform=platform, runtime=runtime)
+    build = Candidate(version=version, label=label, kind=BuildKind.CUDA, platform=platform, runtime=runtime)
     fit, detail = driver_fit(build, machine, devices)
     if fit == "fail":
         why = f"{detail}: update the NVIDIA driver, or install a build of an older CUDA"
@@ -304,6 +305,6 @@ def _plan_note(
 
 
 def _plan_build(plan: Plan) -> str:
-    if plan.mode == "variant":
+    if plan.mode is Mode.VARIANT:
         return f"{plan.torch_version} (variant {plan.variant})"
     return plan.torch_version if plan.platform.startswith("macos") else f"{plan.torch_version}+{plan.variant}"

@@ -18,6 +18,7 @@ from typing import Any
 from packaging.version import Version
 
 from ..candidate import Kernels
+from ..kinds import BuildKind, Mode
 from ..resolve.coverage import cuda_runs
 from ..resolve.plan import Plan
 from ..variants.legacy import legacy_variant
@@ -25,6 +26,7 @@ from .errors import EnvironmentProbeError
 
 __all__ = [
     "COMPANIONS",
+    "VERSION_ATTRS",
     "Check",
     "Companion",
     "Problem",
@@ -316,16 +318,20 @@ def probe_torch(
     return TorchFacts.from_dict(data)
 
 
-def expected_runtime(variant: str) -> tuple[str, str | None]:
-    """``cu126`` -> ("cuda", "12.6"), ``rocm7.2`` -> ("hip", "7.2"), ``xpu`` -> ("xpu", None), else ("cpu", None)."""
+#: The ``torch.version`` attribute that names each kind's runtime (a CPU build has none).
+VERSION_ATTRS = {BuildKind.CUDA: "cuda", BuildKind.ROCM: "hip", BuildKind.XPU: "xpu"}
+
+
+def expected_runtime(variant: str) -> tuple[BuildKind, str | None]:
+    """``cu126`` -> (CUDA, "12.6"), ``rocm7.2`` -> (ROCm, "7.2"), ``xpu`` -> (XPU, None), else (CPU, None)."""
     if variant.startswith("cu") and variant[2:].isdigit() and len(variant) > 3:
         digits = variant[2:]
-        return "cuda", f"{int(digits[:-1])}.{digits[-1]}"
+        return BuildKind.CUDA, f"{int(digits[:-1])}.{digits[-1]}"
     if variant.startswith("rocm"):
-        return "hip", variant[4:]
+        return BuildKind.ROCM, variant[4:]
     if variant == "xpu":
-        return "xpu", None
-    return "cpu", None
+        return BuildKind.XPU, None
+    return BuildKind.CPU, None
 
 
 def covers(arch: str, arch_list: Sequence[str]) -> bool:
@@ -356,7 +362,7 @@ def verify(facts: TorchFacts, plan: Plan) -> Verification:
     """Whether torch is exactly ``plan``'s build (version, local label, runtime), and has kernels for the GPUs torch
     sees. Pure. :func:`judge` decides whether torch runs; this says only whether it is the plan."""
     checks: list[Check] = []
-    if plan.mode == "variant":
+    if plan.mode is Mode.VARIANT:
         # A variant wheel's version has no local label; the build inside may still say the one it was
         # repacked from (cuda12.8 <- +cu128).
         built_from = legacy_variant(plan.variant)
@@ -378,7 +384,7 @@ def verify(facts: TorchFacts, plan: Plan) -> Verification:
     kind, version = expected_runtime(runtime_of)
     runtime = {"cuda": facts.cuda, "hip": facts.hip, "xpu": facts.xpu}
     names = {"cuda": "CUDA", "hip": "ROCm", "xpu": "XPU"}
-    if kind == "cpu":
+    if kind is BuildKind.CPU:
         extra = [f"{names[k]} {v}" for k, v in runtime.items() if v]
         checks.append(
             Check(
@@ -386,13 +392,14 @@ def verify(facts: TorchFacts, plan: Plan) -> Verification:
             )
         )
     else:
-        got = runtime[kind]
+        attr = VERSION_ATTRS[kind]
+        got = runtime[attr]
         ok = bool(got) and (version is None or got == version or str(got).startswith(version + "."))
-        detail = f"torch.version.{kind} = {got}"
+        detail = f"torch.version.{attr} = {got}"
         if not ok:
-            detail += f", the plan needs {kind} {version or '(any)'}"
+            detail += f", the plan needs {attr} {version or '(any)'}"
         checks.append(Check("runtime", ok, detail))
-        others = [k for k, v in runtime.items() if v and k != kind]
+        others = [k for k, v in runtime.items() if v and k != attr]
         if others:
             why = f"also carries {', '.join(others)}: not the planned build"
             checks.append(Check("runtime", False, why, Problem.MIXED_RUNTIMES))

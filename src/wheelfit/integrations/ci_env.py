@@ -57,7 +57,7 @@ class CiValues:
     target: str | None
     variant: str
     index_url: str
-    #: The plan's pins (``torch==2.14.1+cu126``), torch first.
+    #: The plan's pins (``torch==2.14.1+cu126``), torch first; then each extension's file (``flash-attn @ URL``).
     requirements: tuple[str, ...]
     #: The variant as uv's ``--torch-backend``/``UV_TORCH_BACKEND`` spells it; ``""`` when uv has no such name.
     uv_torch_backend: str
@@ -120,7 +120,9 @@ class EnvOutput:
 
 def ci_values(found: TargetPlan) -> CiValues:
     plan = found.plan
-    requirements = tuple(p.requirement for p in plan.packages)
+    requirements = tuple(p.requirement for p in plan.packages) + tuple(
+        f"{p.name} @ {p.url}" + (f"#sha256={p.sha256}" if p.sha256 else "") for p in plan.extensions
+    )  # an extension as the very file built for this torch (a direct reference pip and uv take)
     return CiValues(
         name=found.name,
         target=found.spec,

@@ -11,6 +11,7 @@ from packaging.utils import canonicalize_name
 from ..errors import WheelfitError
 from ..index.links import FileLink
 from ..install.install_set import FamilyFile, Platform
+from ..kinds import Mode
 
 if TYPE_CHECKING:
     from ..api import Network
@@ -30,7 +31,7 @@ def locked_files(plan: Plan, found: Machine, network: Network) -> tuple[FamilyFi
     from ..api import planned_files
     from ..install.sources import IndexPages
 
-    if plan.mode == "variant":
+    if plan.mode is Mode.VARIANT:
         files: list[FamilyFile] = [_variant_file(plan, IndexPages(plan.index_url, network.index))]
     else:
         source = IndexPages(plan.index_url, network.index)

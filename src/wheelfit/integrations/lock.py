@@ -93,7 +93,10 @@ def lock(
     reqs = read_requirements(
         requirements, requirement_files, reader=read_file, cwd=str(cwd), environ=environ, index_url=index_url
     )
-    family, _other = reqs.split(is_torch_family)
+    from ..kb.extensions import extensions
+
+    built = extensions()  # flash-attn, torch-scatter: planned with torch, locked as the files built for it
+    family, _other = reqs.split(lambda name: is_torch_family(name) or canonicalize_name(name) in built)
     for req in family:
         if req.url is not None or req.path is not None:
             raise UsageError(
@@ -132,10 +135,12 @@ def lock_target(
 ) -> LockedTarget:
     """One target's lock, not yet written. ``only_needed`` (no torch-family package was asked for): the lock
     holds only the family files the rest of the closure depends on, still from the plan's index."""
+    from ..stack.files import extension_files
     from . import pylock
 
     found = _machine(tp)
-    files = locked_files(tp.plan, found, network)
+    files = (*locked_files(tp.plan, found, network), *extension_files(tp.plan.extensions, network.store,
+                                                                       keep_urls=True))  # fmt: skip
     compile_with = partial(
         _compile, others=others, found=found, default_index=config.default_index, environ=environ,
         offline=network.offline,

@@ -31,6 +31,7 @@ from packaging.utils import canonicalize_name
 
 from ..errors import UsageError, WheelfitError
 from ..install.family import is_torch_family
+from ..kinds import Mode
 
 if TYPE_CHECKING:
     import tomlkit.items
@@ -327,7 +328,7 @@ def _tritons(plans: Sequence[TargetPlan], network: Network) -> dict[str, str]:
 
     found: dict[str, str] = {}
     for tp in plans:
-        if tp.plan.mode == "variant":
+        if tp.plan.mode is Mode.VARIANT:
             continue
         machine = Machine.from_report(tp.target.report)
         platform = Platform(tuple(machine.tags), machine.markers, machine.python)

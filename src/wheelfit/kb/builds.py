@@ -8,6 +8,7 @@ from dataclasses import replace
 from packaging.version import Version
 
 from ..candidate import Candidate, Fact
+from ..kinds import Confidence
 from .candidates import infer_candidate, kb_candidates
 from .matrix import Knowledge
 
@@ -26,7 +27,8 @@ def known_builds(kb: Knowledge, version: Version, label: str) -> tuple[Candidate
         if listed is None and kb.release(f"{public.major}.{public.minor}") is None:
             listed = infer_candidate(kb, platform, public, label, (), "")
             if listed is not None:  # no index was read: whether it exists is not known
-                exists = Fact(f"torch {public}+{label} exists for {platform}", "U", "not known: no index was read")
+                said = f"torch {public}+{label} exists for {platform}"
+                exists = Fact(said, Confidence.UNCERTAIN, "not known: no index was read")
                 listed = replace(listed, facts={**listed.facts, "exists": exists})
         if listed is not None:
             out.append(listed)

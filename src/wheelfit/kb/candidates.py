@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from ..candidate import Candidate, CandidateSet, Fact, Kernels, Runtime
 from ..index.links import FileLink
+from ..kinds import BuildKind, Confidence
 from .drivers import compat_floor, toolkit_floor
 from .matrix import Companions, Knowledge, PlatformBuilds, Release, Variant
 
@@ -34,13 +35,13 @@ def knowledge_span(kb: Knowledge) -> str:
     return span
 
 
-def label_kind(label: str) -> str | None:
-    """What a per-variant index name holds: ``cu130`` -> cuda, ``rocm7.1`` -> rocm, ``xpu``, ``cpu``."""
+def label_kind(label: str) -> BuildKind | None:
+    """What a per-variant index name holds: ``cu130`` -> CUDA, ``rocm7.1`` -> ROCm, ``xpu``, ``cpu``."""
     if _CUDA_LABEL.fullmatch(label):
-        return "cuda"
+        return BuildKind.CUDA
     if _ROCM_LABEL.fullmatch(label):
-        return "rocm"
-    return label if label in ("xpu", "cpu") else None
+        return BuildKind.ROCM
+    return {"xpu": BuildKind.XPU, "cpu": BuildKind.CPU}.get(label)
 
 
 def pypi_label(kb: Knowledge, version: Version, platform: str) -> str | None:
@@ -72,7 +73,7 @@ def _candidate(
     facts = {
         "exists": Fact(
             f"torch {version}+{variant.label} is published for {builds.name}",
-            variant.confidence if variant.advertised else "U",
+            variant.confidence if variant.advertised else Confidence.UNCERTAIN,
             _source(kb, kb.field_sources.get("variants", variant.source))
             + ("" if variant.advertised else " (built, not advertised)"),
         ),
@@ -82,7 +83,7 @@ def _candidate(
             _source(kb, variant.source) + (f"; {variant.note}" if variant.note else ""),
         ),
     }
-    if variant.kind == "cpu" and builds.mps_min_macos is not None:
+    if variant.kind is BuildKind.CPU and builds.mps_min_macos is not None:
         key = kb.field_sources.get("mps_min_macos")
         facts["kernels"] = Fact(
             f"MPS of torch {release.name} needs macOS >= {builds.mps_min_macos}",
@@ -93,7 +94,7 @@ def _candidate(
     if floor is not None:
         facts["driver"] = Fact(
             f"CUDA {variant.cuda}'s driver minimum",
-            floor.confidence.get("windows" if builds.os == "windows" else "linux", "U"),
+            floor.confidence.get("windows" if builds.os == "windows" else "linux", Confidence.UNCERTAIN),
             floor.source,
         )
     if companions is not None:
@@ -156,7 +157,7 @@ def infer_candidate(
             like = (release, builds, variant)
             break
         if like is None:
-            same = [v for v in builds.of_kind(kind) if kind != "cuda" or _same_major(v, label)]
+            same = [v for v in builds.of_kind(kind) if kind is not BuildKind.CUDA or _same_major(v, label)]
             if same:
                 like = (release, builds, max(same, key=lambda v: Version(v.cuda or v.rocm or "0")))
     if like is None:
@@ -178,7 +179,7 @@ def infer_candidate(
             runtime = Runtime(
                 toolkit, None, floor, runtime.compat_floor, runtime.min_glibc, runtime.min_macos, runtime.mps_min_macos
             )
-        elif kind == "rocm":
+        elif kind is BuildKind.ROCM:
             runtime = Runtime(None, label.removeprefix("rocm"), None, None, runtime.min_glibc)
     inferred = Candidate(
         version=version,
@@ -193,10 +194,10 @@ def infer_candidate(
         companions=dict(companions.pins) if companions is not None else {},
         advertised=True,
         facts={
-            "exists": Fact(f"torch {version}+{label} is on the index", "P", index_url),
+            "exists": Fact(f"torch {version}+{label} is on the index", Confidence.PRIMARY, index_url),
             "kernels": Fact(
                 f"the kernels of torch {version} {label} ({platform})",
-                variant.confidence if own else "inferred",
+                variant.confidence if own else Confidence.INFERRED,
                 source,
             ),
             **_companions_fact(kb, version, companions),

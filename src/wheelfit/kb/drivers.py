@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from wheelfit_nvidia import versions
 
+from ..kinds import Confidence
 from .matrix import DriverFloor, DriverVersion
 
 __all__ = ["compat_floor", "toolkit_floor"]
@@ -38,7 +39,9 @@ def _both(linux: versions.DriverFloor | None, windows: versions.DriverFloor | No
     return DriverFloor(
         linux=_version(linux),
         windows=_version(windows),
-        confidence=MappingProxyType({os: row.confidence if row else "U" for os, row in rows.items()}),
+        confidence=MappingProxyType(
+            {os: Confidence(row.confidence) if row else Confidence.UNCERTAIN for os, row in rows.items()}
+        ),
         source="; ".join(dict.fromkeys(f"{row.release}: {row.source}" for row in rows.values() if row)),
         note="; ".join(dict.fromkeys(row.note for row in rows.values() if row and row.note)) or None,
         releases=MappingProxyType({os: row.release for os, row in rows.items() if row}),

@@ -12,10 +12,11 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from ..kinds import Confidence
 from .jsonfile import Fields, load_json
 from .matrix import KnowledgeError
 
-__all__ = ["CudaMajorRule", "Extension", "cuda_major_of", "cuda_major_rules", "extensions"]
+__all__ = ["AbiRule", "CudaMajorRule", "Extension", "cuda_major_of", "cuda_major_rules", "cxx11_abi", "extensions"]
 
 _PACKAGED = "wheelfit/kb/data/extensions.json"
 _KINDS = frozenset({"github-releases", "index", "find-links", "pypi"})
@@ -32,7 +33,7 @@ class Extension:
     label: re.Pattern[str] | None
     #: The wheel's Requires-Dist pins one exact torch.
     torch_pin: bool
-    confidence: str
+    confidence: Confidence
     source: str
 
 
@@ -45,13 +46,49 @@ class CudaMajorRule:
     source: str
 
 
+@dataclass(frozen=True)
+class AbiRule:
+    """Which Linux torch builds use the C++11 ABI: every build from ``since`` on, and the listed variants of
+    earlier series (2.6's CUDA 12.6, ROCm 6.2.4 and XPU builds); the rest the old ABI."""
+
+    since: tuple[int, int]
+    earlier: dict[str, frozenset[str]]
+    source: str
+
+
 @cache
-def _packaged() -> tuple[dict[str, Extension], tuple[CudaMajorRule, ...]]:
+def _packaged() -> tuple[dict[str, Extension], tuple[CudaMajorRule, ...], AbiRule]:
     try:
         text = files(__package__).joinpath("data/extensions.json").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # a broken installation, not a user error
         raise KnowledgeError(f"{_PACKAGED}: cannot read the packaged extension table: {exc}") from exc
-    return parse(text, _PACKAGED), parse_cuda_majors(text, _PACKAGED)
+    return parse(text, _PACKAGED), parse_cuda_majors(text, _PACKAGED), parse_abi(text, _PACKAGED)
+
+
+def cxx11_abi(series: str, variant: str) -> bool:
+    """Whether the Linux torch build of ``series`` (``2.9``) and ``variant`` (``cu128``) uses the C++11 ABI: what
+    an extension's ``cxx11abiTRUE``/``FALSE`` label must agree with (else "undefined symbol" at import)."""
+    rule = _packaged()[2]
+    major, _, minor = series.partition(".")
+    if (int(major), int(minor)) >= rule.since:
+        return True
+    return variant in rule.earlier.get(series, frozenset())
+
+
+def parse_abi(text: str, name: str) -> AbiRule:
+    f = Fields(name, KnowledgeError)
+    doc = f.mapping(load_json(text, name, error=KnowledgeError), "")
+    sources = f.sources(doc.get("sources"))
+    item = f.obj(doc.get("cxx11_abi"), "cxx11_abi", ("since", "earlier", "confidence", "source"))
+    since = f.text(item["since"], "cxx11_abi.since")
+    major, dot, minor = since.partition(".")
+    if not (dot and major.isdigit() and minor.isdigit()):
+        raise f.fail("cxx11_abi.since", "a series such as 2.7")
+    earlier = {
+        series: frozenset(f.texts(raw, f.at("cxx11_abi.earlier", series)))
+        for series, raw in f.mapping(item["earlier"], "cxx11_abi.earlier").items()
+    }
+    return AbiRule((int(major), int(minor)), earlier, f.source(item["source"], "cxx11_abi.source", sources))
 
 
 def extensions() -> dict[str, Extension]:
@@ -95,6 +132,13 @@ def parse_cuda_majors(text: str, name: str) -> tuple[CudaMajorRule, ...]:
     return tuple(rules)
 
 
+def _confidence(f: Fields, value: object, where: str) -> Confidence:
+    text = f.text(value, where)
+    if text not in ("P", "M", "S", "U"):
+        raise f.fail(where, "one of P, M, S, U")
+    return Confidence(text)
+
+
 def _pattern(f: Fields, value: object, where: str) -> re.Pattern[str] | None:
     text = f.opt_text(value, where)
     if text is None:
@@ -107,8 +151,8 @@ def _pattern(f: Fields, value: object, where: str) -> re.Pattern[str] | None:
 
 def parse(text: str, name: str) -> dict[str, Extension]:
     f = Fields(name, KnowledgeError)
-    doc = f.obj(load_json(text, name, error=KnowledgeError), "", ("schema_version", "updated", "about", "sources",
-                                                                   "packages"), ("cuda_major",))  # fmt: skip
+    required = ("schema_version", "updated", "about", "sources", "packages")
+    doc = f.obj(load_json(text, name, error=KnowledgeError), "", required, ("cuda_major", "cxx11_abi"))
     f.schema_version(doc["schema_version"], 1)
     sources = f.sources(doc["sources"])
     out: dict[str, Extension] = {}
@@ -134,7 +178,7 @@ def parse(text: str, name: str) -> dict[str, Extension]:
             raise f.fail(f.at(where, "torch_pin"), "expected true or false")
         out[pkg] = Extension(
             pkg, kind, f.text(place["url"], f.at(where, "where.url")), label, item["torch_pin"],
-            f.text(item["confidence"], f.at(where, "confidence")), f.source(item["source"], f.at(where, "source"),
-                                                                            sources),
+            _confidence(f, item["confidence"], f.at(where, "confidence")),
+            f.source(item["source"], f.at(where, "source"), sources),
         )  # fmt: skip
     return out

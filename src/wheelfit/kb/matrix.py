@@ -22,6 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from ..errors import WheelfitError
+from ..kinds import BuildKind, Confidence
 from .overlay import EMPTY, Overlay
 
 __all__ = [
@@ -45,9 +46,12 @@ __all__ = [
 #: ignoring keys this version does not know (an older or equal minor must not have any).
 #: 1.2 adds ``platform_ends`` (the last release of a platform PyTorch stopped building for) and ``elsewhere``
 #: (hardware whose PyTorch builds another party publishes). 1.3 adds the ``test`` channel (release candidates).
-SCHEMA_VERSION = "1.3"
-CONFIDENCE = frozenset({"P", "M", "S", "U"})  # primary, measured, secondary, uncertain (data/pytorch.json "about")
-KINDS = frozenset({"cuda", "rocm", "xpu", "cpu"})
+#: 1.4 adds ``elsewhere.<key>.indexes`` (the indexes that party serves, by platform release: Jetson's per L4T).
+SCHEMA_VERSION = "1.4"
+#: The confidences a knowledge file may state (data/pytorch.json "about"): all but wheelfit's own ``inferred``.
+CONFIDENCE = frozenset(c for c in Confidence if c is not Confidence.INFERRED)
+#: The kinds of build a knowledge file lists (MPS is a kind of GPU, which the macOS CPU builds serve).
+KINDS = frozenset(k for k in BuildKind if k is not BuildKind.MPS)
 _DRIVER_OSES = ("linux", "windows")
 _PACKAGED = "wheelfit/kb/data/pytorch.json"
 
@@ -71,8 +75,8 @@ class Variant:
     """One build of a release for one platform: a ``download.pytorch.org/whl/<label>`` directory."""
 
     label: str
-    kind: str
-    confidence: str
+    kind: BuildKind
+    confidence: Confidence
     source: str
     advertised: bool = True
     cuda: str | None = None
@@ -110,9 +114,9 @@ class PlatformBuilds:
     mps_min_macos: Version | None
     python_tags: tuple[str, ...] | None  # only when this platform differs from the release
     pypi_default: str
-    pypi_default_confidence: str
+    pypi_default_confidence: Confidence
     pypi_default_note: str | None
-    confidence: str
+    confidence: Confidence
     source: str
     note: str | None
     variants: Mapping[str, Variant]
@@ -130,8 +134,10 @@ class PlatformBuilds:
     def variant(self, label: str) -> Variant | None:
         return self.variants.get(label)
 
-    def of_kind(self, kind: str) -> tuple[Variant, ...]:
-        return tuple(v for v in self.variants.values() if v.kind == kind)
+    def of_kind(self, kind: BuildKind | str) -> tuple[Variant, ...]:
+        """The builds of ``kind`` (a member, or its word: the docs generator and tests name kinds so)."""
+        want = BuildKind(kind)
+        return tuple(v for v in self.variants.values() if v.kind is want)
 
     def variants_for(self, version: Version) -> tuple[Variant, ...]:
         """The builds one patch release publishes, as it publishes them (2.x.0's set is the default)."""
@@ -144,7 +150,7 @@ class Companions:
     """Pins for the packages that must match one torch version (install them from the same index)."""
 
     pins: Mapping[str, SpecifierSet]
-    confidence: str
+    confidence: Confidence
     source: str
     note: str | None = None
 
@@ -235,7 +241,7 @@ class DriverFloor:
 
     linux: DriverVersion | None
     windows: DriverVersion | None
-    confidence: Mapping[str, str]
+    confidence: Mapping[str, Confidence]
     source: str
     note: str | None = None
     #: The NVIDIA release each OS's floor belongs to (``12.6 GA``).
@@ -258,7 +264,7 @@ class PlatformEnd:
     last_version: Version
     what: str
     note: str
-    confidence: str
+    confidence: Confidence
     source: str
     #: The builds of the platform's last release series, published for that platform alone.
     release: Release | None = None
@@ -272,7 +278,22 @@ class Elsewhere:
     what: str
     note: str
     url: str
-    confidence: str
+    confidence: Confidence
+    source: str
+    #: The indexes that party serves, by the platform release each is for (Jetson: the L4T major, ``36``).
+    indexes: Mapping[str, ElsewhereIndex] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ElsewhereIndex:
+    """A PEP 503 index another party serves for one platform release (Jetson AI Lab's ``jp6/cu126``): its torch
+    builds are read from it, never assumed (its wheels rotate)."""
+
+    what: str
+    url: str
+    #: The PyTorch variant its builds are (``cu126``): what verify expects of ``torch.version.cuda``.
+    label: str
+    confidence: Confidence
     source: str
 
 
@@ -460,10 +481,10 @@ class _Reader:
         except InvalidSpecifier:
             raise self.fail(where, f"{what} is not a valid version specifier: {value!r}") from None
 
-    def confidence(self, value: Any, where: str) -> str:
+    def confidence(self, value: Any, where: str) -> Confidence:
         if not isinstance(value, str) or value not in CONFIDENCE:
             raise self.fail(where, f"confidence must be one of P, M, S, U, got {value!r}")
-        return str(value)
+        return Confidence(value)
 
     def source(self, d: dict[str, Any], where: str) -> str:
         key = self.str_(d, "source", where)
@@ -551,19 +572,34 @@ class _Reader:
         out: dict[str, Elsewhere] = {}
         for key, entry in self.obj(raw, "elsewhere").items():
             where = f"elsewhere.{key}"
-            d = self.obj(entry, where, frozenset({"what", "note", "url", "confidence", "source"}))
-            url = self.str_(d, "url", where)
-            if not url.startswith("https://"):
-                raise self.fail(where, f"'url' must be an https:// address, got {url!r}")
+            d = self.obj(entry, where, frozenset({"what", "note", "url", "confidence", "source", "indexes"}))
             out[key] = Elsewhere(
                 key=key,
                 what=self.str_(d, "what", where),
                 note=self.str_(d, "note", where),
-                url=url,
+                url=self.https(d, where),
                 confidence=self.confidence(d.get("confidence"), where),
                 source=self.source(d, where),
+                indexes={
+                    release: self.elsewhere_index(raw_index, f"{where}.indexes.{release}")
+                    for release, raw_index in self.obj(d.get("indexes", {}), f"{where}.indexes").items()
+                },
             )
         return out
+
+    def elsewhere_index(self, raw: Any, where: str) -> ElsewhereIndex:
+        d = self.obj(raw, where, frozenset({"what", "url", "label", "confidence", "source"}))
+        label = self.str_(d, "label", where)
+        if not re.fullmatch(r"cu\d+", label):
+            raise self.fail(where, f"'label' must be a CUDA variant such as cu126, got {label!r}")
+        return ElsewhereIndex(self.str_(d, "what", where), self.https(d, where), label,
+                              self.confidence(d.get("confidence"), where), self.source(d, where))  # fmt: skip
+
+    def https(self, d: dict[str, Any], where: str) -> str:
+        url = self.str_(d, "url", where)
+        if not url.startswith("https://"):
+            raise self.fail(where, f"'url' must be an https:// address, got {url!r}")
+        return url
 
     def schema(self, top: dict[str, Any]) -> str:
         value = top.get("schema_version")
@@ -748,9 +784,10 @@ class _Reader:
 
     def build_variant(self, label: str, raw: Any, where: str, toolkits: set[str] | None) -> Variant:
         d = self.obj(raw, where, _VARIANT_KEYS)
-        kind = self.str_(d, "kind", where)
-        if kind not in KINDS:
-            raise self.fail(where, f"unknown kind {kind!r} (expected one of {', '.join(sorted(KINDS))})")
+        word = self.str_(d, "kind", where)
+        if word not in KINDS:
+            raise self.fail(where, f"unknown kind {word!r} (expected one of {', '.join(sorted(KINDS))})")
+        kind = BuildKind(word)
         stray = sorted(k for k in _KIND_KEYS_ALL - _KIND_KEYS[kind] if k in d)
         if stray:
             raise self.fail(where, f"key(s) {', '.join(map(repr, stray))} do not apply to a {kind} variant")
@@ -760,7 +797,7 @@ class _Reader:
         ptx: tuple[str, ...] = ()
         gfx: tuple[str, ...] = ()
         aot: tuple[str, ...] = ()
-        if kind == "cuda":
+        if kind is BuildKind.CUDA:
             cuda = self.str_(d, "cuda", where, _CUDA)
             if toolkits is not None and not _known_toolkit(cuda):
                 raise self.fail(where, f"CUDA {cuda} is not in the NVIDIA driver table (wheelfit_nvidia cuda_drivers)")
@@ -769,13 +806,13 @@ class _Reader:
             ptx = self.strs(d, "ptx", where, _SM)
             if not sass and not ptx:
                 raise self.fail(where, "a CUDA variant needs 'sass' or 'ptx' architectures")
-        elif kind == "rocm":
+        elif kind is BuildKind.ROCM:
             rocm = self.str_(d, "rocm", where, _ROCM)
             expected = "rocm" + rocm
             gfx = self.strs(d, "gfx", where, _GFX)
             if not gfx:
                 raise self.fail(where, "a ROCm variant needs a 'gfx' list")
-        elif kind == "xpu":
+        elif kind is BuildKind.XPU:
             expected = "xpu"
             aot = self.strs(d, "aot", where, _TOKEN)
             if not aot:
@@ -844,11 +881,11 @@ _PLATFORM_KEYS = frozenset(
 )
 _OS_KEYS = {"linux": {"min_glibc"}, "windows": set(), "macos": {"min_macos", "mps_min_macos"}}
 # The keys only a variant of that kind may carry (a ROCm entry with 'sass' is a mistake, not data).
-_KIND_KEYS: dict[str, frozenset[str]] = {
-    "cuda": frozenset({"cuda", "sass", "ptx"}),
-    "rocm": frozenset({"rocm", "gfx"}),
-    "xpu": frozenset({"aot"}),
-    "cpu": frozenset({"mps"}),
+_KIND_KEYS: dict[BuildKind, frozenset[str]] = {
+    BuildKind.CUDA: frozenset({"cuda", "sass", "ptx"}),
+    BuildKind.ROCM: frozenset({"rocm", "gfx"}),
+    BuildKind.XPU: frozenset({"aot"}),
+    BuildKind.CPU: frozenset({"mps"}),
 }
 _KIND_KEYS_ALL = frozenset(k for keys in _KIND_KEYS.values() for k in keys)
 _VARIANT_KEYS = frozenset(
@@ -866,7 +903,9 @@ def _known_toolkit(cuda: str) -> bool:
 
 def _variant_fields(v: Variant) -> dict[str, Any]:
     """A variant back as the raw entry it was read from (for a patch release's partial override)."""
-    raw: dict[str, Any] = {"kind": v.kind, "confidence": v.confidence, "source": v.source, "advertised": v.advertised}
+    raw: dict[str, Any] = {
+        "kind": v.kind.value, "confidence": v.confidence.value, "source": v.source, "advertised": v.advertised,
+    }  # fmt: skip
     for key in _KIND_KEYS[v.kind]:
         value = getattr(v, key)
         raw[key] = list(value) if isinstance(value, tuple) else value

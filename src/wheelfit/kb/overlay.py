@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from packaging.version import Version
 
 from ..candidate import Candidate, Fact, Kernels
+from ..kinds import Confidence
 
 __all__ = ["EMPTY", "Measured", "Overlay"]
 
@@ -58,8 +59,8 @@ class Overlay:
         if found is None:
             return candidate
         kernels = Kernels.from_arch_list(found.arch_list)
-        fact = Fact(f"the kernels of torch {candidate.version} {candidate.label} ({candidate.platform})", "M",
-                    found.source, measured_here=True)  # fmt: skip
+        what = f"the kernels of torch {candidate.version} {candidate.label} ({candidate.platform})"
+        fact = Fact(what, Confidence.MEASURED, found.source, measured_here=True)
         return replace(candidate, kernels=kernels, facts={**candidate.facts, "kernels": fact})
 
 

@@ -21,7 +21,10 @@ from ..report import Accelerator, Cpu, HardwareReport, Platform
 __all__ = ["OVERRIDE_VARIABLES", "TargetError", "apply_overrides", "load_target"]
 
 _OS = {"linux": ("Linux", "x86_64"), "windows": ("Windows", "x86_64"), "macos": ("Darwin", "arm64")}
-_KEYS = ("cuda", "driver", "rocm", "xpu", "cpu", "os", "arch", "python")
+_KEYS = ("cuda", "driver", "rocm", "xpu", "cpu", "os", "arch", "python", "l4t")
+#: ``l4t=36.4``: a Jetson on that Linux for Tegra release (an aarch64 Linux machine whose integrated GPU PyTorch's
+#: own builds do not serve).
+_L4T = re.compile(r"\d{1,3}(\.\d{1,3}){0,2}")
 _ARCHES = ("x86_64", "amd64", "aarch64", "arm64")
 _PYTHON = re.compile(r"3\.\d{1,2}(\.\d+)?")
 
@@ -92,7 +95,7 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
     if os_name not in _OS:
         raise TargetError(f"--target os={os_name}: use linux, windows or macos")
     system, default_arch = _OS[os_name]
-    arch = fields.get("arch", default_arch).lower()
+    arch = fields.get("arch", "aarch64" if "l4t" in fields else default_arch).lower()
     if arch not in _ARCHES:
         raise TargetError(f"--target arch={arch}: use {', '.join(_ARCHES)}")
     python = fields.get("python", host_python)
@@ -125,7 +128,11 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
     for xpu in _plus_list(fields.get("xpu")):
         accels.append(_intel_target(xpu))
     # No macOS version is invented: the plan says what the builds need instead (wheels and MPS have floors).
-    plat = Platform(system=system, machine=arch, python=python, libc=None, wsl=False, release=None)
+    l4t = fields.get("l4t")
+    if l4t is not None and (not _L4T.fullmatch(l4t) or system != "Linux" or arch not in ("aarch64", "arm64") or accels):
+        raise TargetError(f"--target l4t={l4t}: a Jetson is an aarch64 Linux machine (arch=aarch64) whose GPU is "
+                          "the Tegra's, with an L4T release such as 36.4")  # fmt: skip
+    plat = Platform(system=system, machine=arch, python=python, libc=None, wsl=False, release=None, l4t=l4t)
     if system == "Darwin" and arch in ("arm64", "aarch64"):
         accels.append(Accelerator("apple", "target Apple GPU", None, "target", integrated=True, mps=True))
     cpu = Cpu(

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from packaging.version import Version
 
 from ..candidate import Candidate, CandidateSet
+from ..kinds import BuildKind, Mode
 from ..report import Accelerator
 from .judges import Found, Refusal, describe, judge_kernels
 from .machine import Machine
@@ -55,9 +56,9 @@ class BuildVerdict:
         }
 
 
-def refusal_text(label: str, reason: str) -> str:
-    """A judge's reason said of the build: ``cu128 has no SASS for sm_61 (has sm_75-sm_120)``."""
-    return f"{label} has {reason}" if reason.startswith("no ") else f"{label}: {reason}"
+def refusal_text(label: str, refusal: Refusal) -> str:
+    """A judge's reason said of the build: ``cu128 has no SASS for sm_61 (has sm_75-sm_120)``, ``cu128: ...``."""
+    return f"{label} has {refusal.reason}" if refusal.lacks else f"{label}: {refusal.reason}"
 
 
 def judge_chosen(
@@ -66,14 +67,14 @@ def judge_chosen(
     """The kernel and driver rules for a build the user chose, over ``devices`` (default: every GPU of the machine's
     chosen vendor). A build of another kind than the GPU's runs on the CPU only: allowed, and said."""
     group = machine.gpus
-    if c.kind == "cpu":
+    if c.kind is BuildKind.CPU:
         found = Found(c)
-        if group is not None and group.kind != "mps":
+        if group is not None and group.kind is not BuildKind.MPS:
             found.warnings.append(
                 f"{c.label} is the CPU build: {', '.join(describe(a) for a in group.devices)} will not be used"
             )
         return found
-    if group is None or group.kind != c.kind:
+    if group is None or group.kind is not c.kind:
         where = (
             "this machine has no GPU PyTorch can use"
             if group is None
@@ -104,7 +105,7 @@ def judge_build(
     public = Version(parsed.public)
     chosen = (label or parsed.local or "").lower()
     pool = candidates.candidates if isinstance(candidates, CandidateSet) else tuple(candidates)
-    here = [c for c in pool if c.platform == machine.platform_key and c.mode == "index" and c.version == public]
+    here = [c for c in pool if c.platform == machine.platform_key and c.mode is Mode.INDEX and c.version == public]
     match = next((c for c in here if c.label == chosen), None)
     if match is None:
         known = ", ".join(dict.fromkeys(c.label for c in here))
@@ -115,5 +116,5 @@ def judge_build(
         )
     verdict = judge_chosen(match, machine, request if request is not None else Request.parse(["torch"]))
     if isinstance(verdict, Refusal):
-        return BuildVerdict("refused", str(public), chosen, refusal_text(chosen, verdict.reason), verdict.judge.value)
+        return BuildVerdict("refused", str(public), chosen, refusal_text(chosen, verdict), verdict.judge.value)
     return BuildVerdict("runs", str(public), chosen, warnings=tuple(verdict.warnings), env=dict(verdict.env))

@@ -16,6 +16,7 @@ from ..candidate import Candidate, Fact
 from ..index.links import FileLink
 from ..index.select import requires_python_problem
 from ..kb.matrix import DriverVersion
+from ..kinds import BuildKind, Confidence, Mode
 from ..report import Accelerator
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
@@ -55,6 +56,9 @@ class Judge(str, Enum):
 class Refusal:
     judge: Judge
     reason: str
+    #: ``reason`` names what the build lacks (``no SASS for sm_61 (has sm_75-sm_120)``), so that said of the build
+    #: it reads ``cu128 has no SASS ...`` (:func:`~wheelfit.resolve.choice.refusal_text`).
+    lacks: bool = False
 
 
 @dataclass
@@ -89,7 +93,8 @@ def gate(c: Candidate, machine: Machine, exact: bool) -> FileLink | Refusal | No
     if c.files is not None:
         return _pick_file(c, machine, exact)
     if c.python_tags is not None and machine.python_tag not in c.python_tags:
-        return Refusal(Judge.PYTHON, f"no wheels for Python {machine.python} (has {', '.join(c.python_tags)})")
+        has = ", ".join(c.python_tags)
+        return Refusal(Judge.PYTHON, f"no wheels for Python {machine.python} (has {has})", lacks=True)
     rt = c.runtime
     if rt.min_macos and machine.macos is not None and machine.macos < rt.min_macos:
         return Refusal(Judge.MACOS, f"its wheels need macOS >= {rt.min_macos}, this Mac has {machine.macos}")
@@ -112,7 +117,7 @@ def _pick_file(c: Candidate, machine: Machine, exact: bool) -> FileLink | Refusa
             wheel = parse_wheel_name(link.filename)
         except VariantError:
             continue
-        if c.mode == "variant":
+        if c.mode is Mode.VARIANT:
             if wheel.label != c.label:
                 continue
         elif wheel.label is not None or (wheel.version.local or "") != _local(c):
@@ -150,12 +155,13 @@ def judge_kernels(
     c: Candidate, machine: Machine, request: Request, devices: tuple[Accelerator, ...]
 ) -> Found | Refusal:
     """Whether the build has kernels (and a runtime) for every one of ``devices``."""
-    if c.kind == "cuda":
-        return _cuda(c, machine, devices)
-    if c.kind == "rocm":
-        return _rocm(c, request, devices)
-    if c.kind == "xpu":
-        return _xpu(c, devices)
+    match c.kind:
+        case BuildKind.CUDA:
+            return _cuda(c, machine, devices)
+        case BuildKind.ROCM:
+            return _rocm(c, request, devices)
+        case BuildKind.XPU:
+            return _xpu(c, devices)
     return Found(c)
 
 
@@ -167,15 +173,16 @@ def _cuda(c: Candidate, machine: Machine, devices: tuple[Accelerator, ...]) -> F
             if cuda_runs(cc, c.kernels.sass, c.kernels.ptx):
                 continue
             has = describe_archs(c.kernels.sass, c.kernels.ptx)
-            if c.mode == "variant":
+            if c.mode is Mode.VARIANT:
                 return Refusal(
                     Judge.KERNELS,
                     f"no kernels for {describe(a)}: nvidia :: sm_arch covers {has} "
                     "(the reference providers judge by the highest compute capability only)",
+                    lacks=True,
                 )
-            return Refusal(Judge.KERNELS, f"no SASS for sm_{cc.replace('.', '')} (has {has})")
+            return Refusal(Judge.KERNELS, f"no SASS for sm_{cc.replace('.', '')} (has {has})", lacks=True)
         found.used.append("kernels")
-        if c.mode == "index":
+        if c.mode is Mode.INDEX:
             archs = sorted({a.compute_capability or "" for a in devices}, key=sm_tuple)
             found.why.append(
                 f"{c.label} has kernels for {', '.join('sm_' + x.replace('.', '') for x in archs)} "
@@ -216,8 +223,9 @@ def _rocm(c: Candidate, request: Request, devices: tuple[Accelerator, ...]) -> F
             continue
         near = request.rocm_overrides.get(gfx)
         if near is None or near[0] not in gfx_list:
-            if c.mode == "variant":
-                return Refusal(Judge.KERNELS, f"no kernels for {describe(a)}: amd :: gfx_arch does not list {gfx}")
+            if c.mode is Mode.VARIANT:
+                why = f"no kernels for {describe(a)}: amd :: gfx_arch does not list {gfx}"
+                return Refusal(Judge.KERNELS, why, lacks=True)
             return Refusal(Judge.KERNELS, f"{gfx} is not in its gfx list ({', '.join(gfx_list)})")
         target, value, risk = near
         if not request.allow_hsa_override:
@@ -240,7 +248,7 @@ def _rocm(c: Candidate, request: Request, devices: tuple[Accelerator, ...]) -> F
             f"HSA_OVERRIDE_GFX_VERSION={value} set (not supported by AMD)" + (f": {risk}" if risk else "")
         )
     found.used.append("kernels")
-    if c.mode == "index":
+    if c.mode is Mode.INDEX:
         found.why.append(f"{c.label} lists {', '.join(sorted(set(runs_as)))}")
     return found
 
@@ -264,7 +272,7 @@ def _xpu(c: Candidate, devices: tuple[Accelerator, ...]) -> Found | Refusal:
             )
     found.used.append("kernels")
     aot = sorted({a.family or "" for a in devices}) if found.native else []
-    if c.mode == "index":
+    if c.mode is Mode.INDEX:
         found.why.append(f"xpu has AOT kernels for {', '.join(aot)}" if aot else "xpu carries SPIR-V for other Xe GPUs")
     return found
 
@@ -310,7 +318,7 @@ def own_floor(c: Candidate, driver_os: str) -> DriverVersion | None:
     if toolkit is None:
         return None
     own = toolkit.for_os(driver_os)
-    if own is None and driver_os == "windows" and toolkit.confidence.get("windows") != "U":
+    if own is None and driver_os == "windows" and toolkit.confidence.get("windows") is not Confidence.UNCERTAIN:
         return toolkit.linux
     return own
 

@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from ..errors import WheelfitError
 from ..kb.matrix import Elsewhere, PlatformEnd, load_knowledge
+from ..kinds import BuildKind
 from ..report import Accelerator, HardwareReport
 from ..variants.machine import marker_environment
 from ..variants.ranking import SupportedConfigs
@@ -35,14 +36,15 @@ class GpuRequiredError(ResolveError):
 
 
 #: Which kind of PyTorch build serves each vendor's GPUs.
-KIND_OF_VENDOR = {"nvidia": "cuda", "amd": "rocm", "intel": "xpu", "apple": "mps"}
+KIND_OF_VENDOR = {"nvidia": BuildKind.CUDA, "amd": BuildKind.ROCM, "intel": BuildKind.XPU, "apple": BuildKind.MPS}
 
 
 @dataclass(frozen=True)
 class GpuGroup:
     """The GPUs a build must serve: one vendor, and the others that were set aside."""
 
-    kind: str
+    #: The build that serves them: CUDA, ROCm, XPU, or MPS (Apple GPUs, which the macOS CPU builds serve).
+    kind: BuildKind
     devices: tuple[Accelerator, ...]
     #: Devices of other vendors that will not be used, with why.
     set_aside: tuple[str, ...] = ()
@@ -66,6 +68,8 @@ class Machine:
     variant_configs: SupportedConfigs = field(default_factory=dict)
     #: A Jetson (Tegra integrated GPU, which the NVIDIA provider records but does not report as a CUDA GPU).
     jetson: bool = False
+    #: A Jetson's Linux for Tegra release (``36.4.7``), which decides the index that serves its torch builds.
+    l4t: str | None = None
     #: The platform's end in the knowledge base (macOS x86_64: last build 2.2.2), if PyTorch stopped building it.
     platform_end: PlatformEnd | None = None
     #: Who publishes the builds for this hardware when PyTorch's index has none (Jetson: NVIDIA).
@@ -110,6 +114,7 @@ class Machine:
             marker_environment(report),
             dict(variant_configs or {}),
             jetson=jetson,
+            l4t=p.l4t,
             platform_end=kb.platform_ends.get(key),
             elsewhere=kb.elsewhere.get("jetson") if jetson else None,
         )
@@ -159,9 +164,11 @@ def target_tags(report: HardwareReport) -> list[Tag]:
 
 
 def _jetson(report: HardwareReport) -> bool:
-    """The NVIDIA provider's ``tegra`` probe ran (``/etc/nv_tegra_release``, L4T driver numbering) and no NVIDIA
-    GPU was reported: a Jetson before Thor, whose GPU PyTorch's own builds do not serve."""
-    tegra = any(p.provider == "nvidia" and p.source == "tegra" for p in report.probes)
+    """An L4T release in the platform, or the NVIDIA provider's ``tegra`` probe ran (``/etc/nv_tegra_release``,
+    L4T driver numbering), and no NVIDIA GPU was reported: a Jetson before Thor, whose GPU PyTorch's own builds do
+    not serve."""
+    tegra = report.platform.l4t is not None or any(p.provider == "nvidia" and p.source == "tegra"
+                                                   for p in report.probes)  # fmt: skip
     return tegra and not report.by_vendor("nvidia")
 
 

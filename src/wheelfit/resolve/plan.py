@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..candidate import Fact, weakest
+from ..kinds import Confidence, Mode
 
 if TYPE_CHECKING:
     from .fallback import DetectorFallback
@@ -20,8 +21,9 @@ __all__ = ["PLAN_SCHEMA_VERSION", "PackagePin", "Plan", "Rejection"]
 #: 1.0: the keys of wheelfit 0.1; 1.1 adds ``schema_version``, ``confidence``/``uncertain`` per package,
 #: ``judge`` per rejection and ``sources``; 1.2 adds ``detector_failures`` (an empty list when every detector
 #: plugin worked or the machine was given with ``--target``); 1.3 adds ``gpu_fallback`` (why a machine with a GPU
-#: gets the CPU build, else null).
-PLAN_SCHEMA_VERSION = "1.3"
+#: gets the CPU build, else null); 1.4 adds ``extensions`` (the files of packages built against the torch, each
+#: with ``filename``, ``url`` and, where listed, ``sha256``; an empty list when none was asked for).
+PLAN_SCHEMA_VERSION = "1.4"
 
 
 @dataclass(frozen=True)
@@ -35,9 +37,11 @@ class PackagePin:
     url: str | None = None
     #: The facts this pin rests on that are below primary or measured (the knowledge base's S, U, or inferred).
     uncertain: tuple[Fact, ...] = ()
+    #: The file's sha256 where its listing gave one (an extension's wheel: a GitHub asset's digest, a page's hash).
+    sha256: str | None = None
 
     @property
-    def confidence(self) -> str:
+    def confidence(self) -> Confidence:
         return weakest(self.uncertain)
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,7 +50,9 @@ class PackagePin:
             out["filename"] = self.filename
         if self.url is not None:
             out["url"] = self.url
-        out["confidence"] = self.confidence
+        if self.sha256 is not None:
+            out["sha256"] = self.sha256
+        out["confidence"] = self.confidence.value
         out["uncertain"] = [f.to_dict() for f in self.uncertain]
         return out
 
@@ -73,7 +79,7 @@ class Plan:
     #: Environment the build needs at run time (``HSA_OVERRIDE_GFX_VERSION``, ``CUDA_VISIBLE_DEVICES``).
     env: Mapping[str, str] = field(default_factory=dict)
     #: ``index``: the per-variant PyTorch indexes; ``variant``: wheel-variant metadata (PEP 817/825).
-    mode: str = "index"
+    mode: Mode = Mode.INDEX
     platform: str = ""
     python: str = ""
     #: Variant mode: the chosen wheel's Requires-Dist whose markers (variant markers included) hold here.
@@ -88,6 +94,9 @@ class Plan:
     #: A machine with a GPU that gets the CPU build: why (``None``: it does not). Every output that acts on the
     #: plan shows it, and a caller that asked for a GPU build refuses the plan (:func:`require_gpu`).
     gpu_fallback: str | None = None
+    #: Packages built against this torch (flash-attn, torch-scatter): each the one file built for it
+    #: (:mod:`wheelfit.stack`), with where it is listed.
+    extensions: tuple[PackagePin, ...] = ()
 
     @property
     def uncertain(self) -> tuple[Fact, ...]:
@@ -100,7 +109,7 @@ class Plan:
             "torch_version": self.torch_version,
             "variant": self.variant,
             "index_url": self.index_url,
-            "mode": self.mode,
+            "mode": self.mode.value,
             "platform": self.platform,
             "python": self.python,
             "packages": [p.to_dict() for p in self.packages],
@@ -114,9 +123,10 @@ class Plan:
             "sources": list(self.sources),
             "detector_failures": [f.to_dict() for f in self.detector_failures],
             "gpu_fallback": self.gpu_fallback,
+            "extensions": [p.to_dict() for p in self.extensions],
             **(
                 {"dependencies": list(self.dependencies), "variant_properties": list(self.variant_properties)}
-                if self.mode == "variant"
+                if self.mode is Mode.VARIANT
                 else {}
             ),
         }

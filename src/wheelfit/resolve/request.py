@@ -116,15 +116,25 @@ def _planned(spec: str) -> Requirement:
         if meant is not None:
             raise UnknownPackageError(req.name, meant)
         raise ResolveError(
-            f"wheelfit plans torch and its companions ({', '.join(COMPANIONS)}); {req.name} is not one of them"
+            f"wheelfit plans torch, its companions ({', '.join(COMPANIONS)}) and the packages built against it "
+            f"that it knows (flash-attn, torch-scatter, ...); {req.name} is none of them"
         )
     return req
 
 
 def check_names(specs: Sequence[str]) -> None:
     """Refuse what :meth:`Request.parse` refuses in the names of ``specs``, without building a request (which
-    reads the knowledge base): a plan checks them before it detects the machine or reads an index."""
+    reads the knowledge base): a plan checks them before it detects the machine or reads an index. The names of
+    packages built against torch (:mod:`wheelfit.kb.extensions`) are planned with it."""
+    from ..kb.extensions import extensions
+
+    table = extensions()
     for spec in specs:
+        try:
+            if canonicalize_name(Requirement(spec).name) in table:
+                continue
+        except InvalidRequirement:
+            pass
         _planned(spec)
 
 

@@ -19,6 +19,7 @@ from packaging.version import Version
 
 from ..candidate import Candidate, CandidateSet, Fact
 from ..index.links import FileLink
+from ..kinds import BuildKind, Confidence, Mode
 from ..report import Accelerator
 from ..variants.ranking import Ranking, rank_variants
 from .choice import judge_chosen, refusal_text
@@ -93,7 +94,7 @@ def _auto(pool: _Pool) -> Plan:
     if group is not None and group.set_aside:
         warnings.append("not used by this build: " + "; ".join(group.set_aside))
 
-    if group is not None and group.kind != "mps":
+    if group is not None and group.kind is not BuildKind.MPS:
         search, excluded = _gpu_search(pool, group)
         found = search.found
         if found is not None:
@@ -118,7 +119,7 @@ def _auto(pool: _Pool) -> Plan:
         warnings.append(why)
         return replace(_plan(pool, cpu, search.rejected, warnings), gpu_fallback=why)
 
-    if group is not None and group.kind == "mps":
+    if group is not None and group.kind is BuildKind.MPS:
         turned_down: list[Rejection] = []
         return _plan(pool, _mps_search(pool, group, warnings, turned_down), turned_down, warnings)
     cpu = _cpu_search(pool)
@@ -147,7 +148,7 @@ def _chosen_plan(pool: _Pool) -> Plan:
     if group is not None and group.set_aside:
         warnings.append("not used by this build: " + "; ".join(group.set_aside))
     tiers: list[tuple[Accelerator, ...] | None] = [None]
-    if group is not None and group.kind == _label_kind_of(pool, label):
+    if group is not None and group.kind is _label_kind_of(pool, label):
         tiers = list(_capability_tiers(group))
     rejected: list[Rejection] = []
     first: tuple[Found, str, Judge] | None = None
@@ -165,7 +166,7 @@ def _chosen_plan(pool: _Pool) -> Plan:
                 if group is not None and devices is not None and len(devices) < len(group.devices):
                     _exclude(verdict, group, tuple(a for a in group.devices if a not in devices))
                 verdict.why.insert(0, chosen)
-                if c.kind == "cuda" and group is not None and group.kind == "cuda":
+                if c.kind is BuildKind.CUDA and group is not None and group.kind is BuildKind.CUDA:
                     fit, detail = driver_fit(c, machine, devices or group.devices)
                     if fit == "own" and detail:
                         verdict.why.append(detail)
@@ -183,7 +184,7 @@ def _chosen_plan(pool: _Pool) -> Plan:
                     )
                 return _plan(pool, verdict, rejected, warnings)
             assert refusal is not None  # noqa: S101 - at least one tier was judged
-            reason = refusal_text(label, refusal.reason)
+            reason = refusal_text(label, refusal)
             rejected.append(Rejection(label, str(version), reason, refusal.judge.value))
             if first is None:
                 first = (gated, reason, refusal.judge)
@@ -212,7 +213,7 @@ def _chosen_plan(pool: _Pool) -> Plan:
     )
 
 
-def _label_kind_of(pool: _Pool, label: str) -> str | None:
+def _label_kind_of(pool: _Pool, label: str) -> BuildKind | None:
     """The kind (cuda, rocm, xpu, cpu) of the candidates labelled ``label``."""
     return next((c.kind for c in pool.cset.candidates if c.label == label), None)
 
@@ -221,7 +222,7 @@ def _offer_hsa_override(pool: _Pool, plan: Plan) -> Plan:
     """A near-miss AMD GPU got a safe plan (the CPU build, an older release): name, in one line, the build it
     would get under HSA_OVERRIDE_GFX_VERSION and how to take it (the user's choice, never the default)."""
     request, group = pool.request, pool.machine.gpus
-    if group is None or group.kind != "rocm" or request.allow_hsa_override:
+    if group is None or group.kind is not BuildKind.ROCM or request.allow_hsa_override:
         return plan
     if not any(r.judge == Judge.OVERRIDE.value for r in plan.rejected):
         return plan
@@ -249,7 +250,7 @@ def _has_gfx(group: GpuGroup, gfx: str) -> bool:
 def _labelled(c: Candidate) -> Version:
     """The version a requirement is matched against: with its build label (``2.9.0+cu128``), so that
     ``==2.9.0+cu128`` matches that build alone while ``==2.9.0`` matches every label (PEP 440 local versions)."""
-    if c.mode != "index" or c.platform.startswith("macos"):
+    if c.mode is not Mode.INDEX or c.platform.startswith("macos"):
         return c.version
     return Version(f"{c.version}+{c.label}")
 
@@ -346,7 +347,7 @@ def _gpu_search(pool: _Pool, group: GpuGroup) -> tuple[_Search, tuple[Accelerato
 def _capability_tiers(group: GpuGroup) -> Iterator[tuple[Accelerator, ...]]:
     """All devices, then without the least capable class, and so on."""
     devices = list(group.devices)
-    if group.kind != "cuda":
+    if group.kind is not BuildKind.CUDA:
         yield tuple(devices)
         return
     ccs = sorted({sm_tuple(a.compute_capability or "0.0") for a in devices})
@@ -354,14 +355,14 @@ def _capability_tiers(group: GpuGroup) -> Iterator[tuple[Accelerator, ...]]:
         yield tuple(a for a in devices if sm_tuple(a.compute_capability or "0.0") >= floor)
 
 
-def _search_kind(pool: _Pool, kind: str, devices: tuple[Accelerator, ...], advertised_only: bool) -> _Search:
+def _search_kind(pool: _Pool, kind: BuildKind, devices: tuple[Accelerator, ...], advertised_only: bool) -> _Search:
     rejected: list[Rejection] = []
     newest: Version | None = None
     newest_cands: tuple[Candidate, ...] = ()
     for version, cands in pool.versions:
         if newest is None and _installable(pool, cands):
             newest, newest_cands = version, cands
-        of_kind = [c for c in cands if c.kind == kind and (c.advertised or c.on_index or not advertised_only)]
+        of_kind = [c for c in cands if c.kind is kind and (c.advertised or c.on_index or not advertised_only)]
         _ranking_rejections(pool, cands, rejected)
         ok: list[Found] = []
         for c, gated in _gated(pool, version, of_kind, rejected):
@@ -377,7 +378,7 @@ def _search_kind(pool: _Pool, kind: str, devices: tuple[Accelerator, ...], adver
 
 
 def _best_known(
-    pool: _Pool, kind: str, ok: list[Found], devices: tuple[Accelerator, ...], rejected: list[Rejection]
+    pool: _Pool, kind: BuildKind, ok: list[Found], devices: tuple[Accelerator, ...], rejected: list[Rejection]
 ) -> Found:
     """The best of a release's builds that run here and are known to exist; the others are passed over, each with
     why. With no index to confirm them, a build the knowledge base is unsure of may simply not be published (a
@@ -414,14 +415,14 @@ def _installable(pool: _Pool, cands: Sequence[Candidate]) -> bool:
 
 
 def _best(
-    pool: _Pool, kind: str, ok: list[Found], devices: tuple[Accelerator, ...], rejected: Sequence[Rejection]
+    pool: _Pool, kind: BuildKind, ok: list[Found], devices: tuple[Accelerator, ...], rejected: Sequence[Rejection]
 ) -> Found:
     native = [f for f in ok if f.native] or ok
-    if native[0].candidate.mode == "variant":
+    if native[0].candidate.mode is Mode.VARIANT:
         return _best_variant(pool, native, rejected)
-    if kind == "cuda":
+    if kind is BuildKind.CUDA:
         return _best_cuda(pool.machine, native, devices)
-    if kind == "rocm":
+    if kind is BuildKind.ROCM:
         host = rocm_host(devices)
         ranked = sorted(native, key=lambda f: Version(f.candidate.runtime.rocm or "0"))
         fitting = [f for f in ranked if host is None or _rocm(f).release[:2] <= host.release[:2]]
@@ -491,10 +492,10 @@ def _best_variant(pool: _Pool, ok: list[Found], rejected: Sequence[Rejection]) -
 def _cpu_search(pool: _Pool) -> Found:
     rejected: list[Rejection] = []
     for version, cands in pool.versions:
-        cpus = [c for c in cands if c.kind == "cpu"]
+        cpus = [c for c in cands if c.kind is BuildKind.CPU]
         _ranking_rejections(pool, cpus, rejected)
         for c, found in _gated(pool, version, cpus, rejected):
-            null = " (the null variant, CPU only)" if c.mode == "variant" else ""
+            null = " (the null variant, CPU only)" if c.mode is Mode.VARIANT else ""
             found.why.append(f"torch {version}{null} is the newest release matching {pool.request.torch}")
             return found
     raise _no_release(pool, rejected)
@@ -547,7 +548,7 @@ def _mps_search(pool: _Pool, group: GpuGroup, warnings: list[str], rejected: lis
     floors: set[Version] = set()
     for version, cands in pool.versions:
         newest = newest or version
-        for c, found in _gated(pool, version, [c for c in cands if c.kind == "cpu"], rejected):
+        for c, found in _gated(pool, version, [c for c in cands if c.kind is BuildKind.CPU], rejected):
             need = c.runtime.mps_min_macos
             if need is not None:
                 floors.add(need)
@@ -600,7 +601,7 @@ def _name_macos_floors(pool: _Pool, rejected: list[Rejection]) -> None:
     mac = pool.machine.macos
     if mac is None:
         return
-    floors = {str(v): c.runtime.min_macos for v, cands in pool.versions for c in cands if c.kind == "cpu"}
+    floors = {str(v): c.runtime.min_macos for v, cands in pool.versions for c in cands if c.kind is BuildKind.CPU}
     for i, r in enumerate(rejected):
         need = floors.get(r.version)
         if r.judge == Judge.FILES.value and need is not None and mac < need:
@@ -619,7 +620,7 @@ def _dropped(pool: _Pool, search: _Search, group: GpuGroup) -> str:
     found = search.found
     assert found is not None and search.newest is not None  # noqa: S101
     newest = search.newest
-    builds = [c for c in search.newest_candidates if c.kind == group.kind]
+    builds = [c for c in search.newest_candidates if c.kind is group.kind]
 
     def has_kernels(a: Accelerator) -> bool:
         for c in builds:
@@ -656,7 +657,7 @@ def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[s
     c = found.candidate
     version = str(c.version)
     torch_doubts = _uncertain(found.facts)
-    if c.mode == "variant":
+    if c.mode is Mode.VARIANT:
         link = found.file
         assert link is not None and c.variants_file is not None  # noqa: S101 - variant candidates have files
         index = (cset.index or "").rstrip("/")
@@ -686,7 +687,7 @@ def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[s
     if end is not None and c.version <= end.last_version:  # an Intel Mac: why nothing newer
         reasons.insert(0, f"torch {end.last_version} is the last release built for {end.what}: {end.note}")
         rejected = [*rejected, Rejection("*", f">{end.last_version}", f"no {end.what} build: {end.note}", "platform")]
-    if machine.elsewhere is not None and c.kind == "cpu":
+    if machine.elsewhere is not None and c.kind is BuildKind.CPU:
         warnings.append(f"{machine.elsewhere.what}: {machine.elsewhere.note}")
     if c.measured:
         reasons.append(f"its kernels are as torch said on this machine ({c.facts['kernels'].source})")
@@ -728,7 +729,8 @@ def _companion_pins(c: Candidate, wanted: Sequence[Requirement], local: str, not
         spec = c.companions.get(name)
         if spec is None:  # a release newer than the knowledge base: the index's newest that fits torch
             merged = req.specifier
-            inferred = (Fact(f"the {name} release that pairs with torch {c.version}", "inferred", "not known"),)
+            what = f"the {name} release that pairs with torch {c.version}"
+            inferred = (Fact(what, Confidence.INFERRED, "not known"),)
             pins.append(PackagePin(name, str(merged), f"{name}{merged}", uncertain=inferred))
             continue
         exact = _exact(spec)
@@ -742,7 +744,9 @@ def _companion_pins(c: Candidate, wanted: Sequence[Requirement], local: str, not
 
 #: The Triton each kind of build requires (torch's own Requires-Dist: ``triton`` on the cuNNN indexes,
 #: ``pytorch-triton-rocm``/``-xpu`` on the ROCm and XPU ones; docs.pytorch.org's selector and wheel METADATA).
-_TRITON_OF_KIND = {"cuda": "triton", "rocm": "pytorch-triton-rocm", "xpu": "pytorch-triton-xpu"}
+_TRITON_OF_KIND = {
+    BuildKind.CUDA: "triton", BuildKind.ROCM: "pytorch-triton-rocm", BuildKind.XPU: "pytorch-triton-xpu",
+}  # fmt: skip
 
 
 def _triton_pin(c: Candidate, req: Requirement, doubts: tuple[Fact, ...], notes: list[str]) -> PackagePin | None:
@@ -762,7 +766,8 @@ def _triton_pin(c: Candidate, req: Requirement, doubts: tuple[Fact, ...], notes:
     users = req.specifier if asked == own else SpecifierSet()
     spec = c.companions.get("triton")
     if spec is None:  # a release newer than the knowledge base: the index's, as torch's Requires-Dist names it
-        inferred = (Fact(f"the {own} release torch {c.version} pins", "inferred", "not known: torch's Requires-Dist"),)
+        said = "not known: torch's Requires-Dist"
+        inferred = (Fact(f"the {own} release torch {c.version} pins", Confidence.INFERRED, said),)
         return PackagePin(own, str(users), f"{own}{users}", uncertain=inferred)
     exact = _exact(spec)
     if exact is not None:

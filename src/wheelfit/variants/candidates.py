@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from ..candidate import Candidate, Fact, Kernels, VariantsFile
 from ..index.links import FileLink
+from ..kinds import BuildKind, Confidence, Mode
 from .errors import VariantError
 from .filename import parse_wheel_name
 from .markers import VariantEnvironment, requirement_applies
@@ -23,7 +24,7 @@ from .metadata import Variant
 
 __all__ = ["dependencies", "metadata_file_version", "variant_candidates", "variant_kind"]
 
-_KIND_OF_NAMESPACE = (("nvidia", "cuda"), ("amd", "rocm"), ("intel", "xpu"))
+_KIND_OF_NAMESPACE = (("nvidia", BuildKind.CUDA), ("amd", BuildKind.ROCM), ("intel", BuildKind.XPU))
 
 
 def metadata_file_version(filename: str, project: str) -> Version | None:
@@ -40,9 +41,9 @@ def metadata_file_version(filename: str, project: str) -> Version | None:
         return None
 
 
-def variant_kind(variant: Variant) -> str:
-    """``cuda``, ``rocm``, ``xpu`` by the accelerator namespace a variant uses; ``cpu`` for the rest (null)."""
-    return next((kind for ns, kind in _KIND_OF_NAMESPACE if ns in variant.features), "cpu")
+def variant_kind(variant: Variant) -> BuildKind:
+    """CUDA, ROCm, XPU by the accelerator namespace a variant uses; CPU for the rest (null)."""
+    return next((kind for ns, kind in _KIND_OF_NAMESPACE if ns in variant.features), BuildKind.CPU)
 
 
 def _kernels(variant: Variant) -> Kernels | None:
@@ -81,9 +82,11 @@ def variant_candidates(
         for label, variant in vf.metadata.variants.items():
             kernels = _kernels(variant)
             facts = {
-                "exists": Fact(f"torch {version} variant {label} is on the index", "P", page_url),
+                "exists": Fact(f"torch {version} variant {label} is on the index", Confidence.PRIMARY, page_url),
                 "kernels": Fact(
-                    f"the properties of torch {version} variant {label}", "P", f"{index_url}/{vf.filename}"
+                    f"the properties of torch {version} variant {label}",
+                    Confidence.PRIMARY,
+                    f"{index_url}/{vf.filename}",
                 ),
             }
             out.append(
@@ -92,7 +95,7 @@ def variant_candidates(
                     label=label,
                     kind=variant_kind(variant),
                     platform=platform,
-                    mode="variant",
+                    mode=Mode.VARIANT,
                     kernels=kernels,
                     files=tuple(files.get((version, label), ())),
                     index_url=index_url,

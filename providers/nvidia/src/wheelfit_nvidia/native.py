@@ -51,7 +51,7 @@ def nvml():
         names = ["libnvidia-ml.so.1", "/usr/lib/wsl/lib/libnvidia-ml.so.1"]
     lib, err = load(names)
     if lib is None:
-        return {"error": "library not found: " + str(err)}
+        return {"error": "library not found: " + str(err), "missing": True}
     lib.nvmlErrorString.restype = ctypes.c_char_p
     def why(rc):
         return "NVML error %d (%s)" % (rc, (lib.nvmlErrorString(rc) or b"").decode("utf-8", "replace"))
@@ -104,7 +104,7 @@ def cuda():
         names = ["libcuda.so.1", "libcuda.so", "/usr/lib/wsl/lib/libcuda.so.1"]
     lib, err = load(names)
     if lib is None:
-        return {"error": "library not found: " + str(err)}
+        return {"error": "library not found: " + str(err), "missing": True}
     out = {"devices": []}
     v = ctypes.c_int()
     if lib.cuDriverGetVersion(B(v)) == 0:
@@ -170,10 +170,12 @@ class NativeReport:
     gpus: list[NativeGpu] = field(default_factory=list)
     #: ``{"nvml": "library not found: ...", "libcuda": ...}``
     errors: dict[str, str] = field(default_factory=dict)
+    #: The libraries whose error is that they are not installed (the child says so with ``"missing": true``).
+    missing: set[str] = field(default_factory=set)
 
     @property
     def library_missing(self) -> bool:
-        return bool(self.errors) and all(e.startswith("library not found") for e in self.errors.values())
+        return bool(self.errors) and set(self.errors) <= self.missing
 
 
 def _cc(value: Any) -> str | None:
@@ -231,6 +233,8 @@ def parse_native(stdout: str) -> NativeReport:
             continue
         if isinstance(section.get("error"), str):
             report.errors[label] = section["error"]
+            if section.get("missing") is True:
+                report.missing.add(label)
         driver = _str(section.get("driver"))
         if driver and is_driver_version(driver) and report.driver_version is None:
             report.driver_version = driver

@@ -32,6 +32,7 @@ def platform_info(system: System) -> dict[str, Any]:
         "wsl": _is_wsl(system, osname, release),
         "release": release if osname == "Linux" else _os_version(system, osname),
         "container": osname == "Linux" and (system.exists("/.dockerenv") or system.exists("/run/.containerenv")),
+        "l4t": _l4t(system) if osname == "Linux" else None,
     }
 
 
@@ -40,6 +41,17 @@ def _safe_read(system: System, path: str) -> str | None:
         return system.read_text(path, limit=1 << 20)
     except ProbeError:
         return None
+
+
+#: ``/etc/nv_tegra_release``'s first line: ``# R36 (release), REVISION: 4.7, GCID: ...`` (L4T 36.4.7).
+_L4T = re.compile(r"#\s*R(\d{1,3})\s*\(release\),\s*REVISION:\s*(\d{1,3}(?:\.\d{1,3}){0,2})", re.ASCII)
+
+
+def _l4t(system: System) -> str | None:
+    """The Linux for Tegra release of a Jetson (``36.4.7``: JetPack 6), from ``/etc/nv_tegra_release``; else None."""
+    text = _safe_read(system, "/etc/nv_tegra_release")
+    m = _L4T.match(text.lstrip()) if text else None
+    return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
 def _kernel_release(system: System) -> str | None:
