@@ -43,3 +43,22 @@ def _own_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test measures into and plans from its own data directory (``WHEELFIT_DATA_DIR``): what one test's
     ``verify`` recorded never steers another's plan, and the user's is never read or written."""
     monkeypatch.setenv("WHEELFIT_DATA_DIR", str(tmp_path / "wheelfit-data"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full-grid",
+        action="store_true",
+        help="also run the tests marked full_grid: the whole oracle grid of tests/variants/test_ranking_oracle.py "
+        "(a fixed sample of it runs by default)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``--full-grid``, the ``full_grid`` cases are deselected (reported as such, never skipped)."""
+    if config.getoption("--full-grid"):
+        return
+    deselected = [item for item in items if item.get_closest_marker("full_grid") is not None]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item.get_closest_marker("full_grid") is None]

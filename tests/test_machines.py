@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.inprocess import wheelfit_in_process
 from wheelfit.probe import detect
 from wheelfit_probekit import System
 
@@ -89,8 +90,6 @@ def test_machine(name: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_machine_through_the_command(name: str, tmp_path: Path) -> None:
     """What a person sees: `wheelfit detect --sysroot` renders every machine, names each GPU, prints its hints."""
-    import subprocess
-    import sys
 
     from .conftest import hermetic_env
 
@@ -98,10 +97,7 @@ def test_machine_through_the_command(name: str, tmp_path: Path) -> None:
     work = tmp_path / "root"
     shutil.copytree(root, work, symlinks=True)
     env = hermetic_env(COLUMNS="200", **spec.get("env", {}))
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "detect", "--sysroot", str(work)],
-        capture_output=True, text=True, env=env, timeout=120,
-    )
+    r = wheelfit_in_process(["detect", "--sysroot", str(work)], env)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     for accel in spec.get("accelerators", []):
         if "name" in accel:

@@ -5,8 +5,8 @@ same plain table style the README shows."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
+
+from tests.support.inprocess import wheelfit_in_process
 
 from .conftest import ROOT, hermetic_env
 
@@ -15,13 +15,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def run(*args: str, **env: str) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", *args],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(COLUMNS="80", **env),
-        timeout=120,
-    )
+    done = wheelfit_in_process(args, hermetic_env(COLUMNS="80", **env))
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
@@ -76,12 +70,9 @@ def test_plan_warnings_and_the_rejected_table_wrap_with_a_hanging_indent() -> No
 
 
 def test_versions_are_not_coloured_digit_by_digit_on_a_terminal() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "torch", "--offline", "--target", "cuda=6.1,driver=580.95.05"],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(COLUMNS="80", FORCE_COLOR="1"),
-        timeout=120,
+    done = wheelfit_in_process(
+        ["plan", "torch", "--offline", "--target", "cuda=6.1,driver=580.95.05"],
+        hermetic_env(COLUMNS="80", FORCE_COLOR="1"),
     )
     assert done.returncode == 0, done.stderr
     assert ANSI.search(done.stdout)  # it is coloured: the title and the labels

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -11,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.conftest import hermetic_env
+from tests.support.inprocess import wheelfit_in_process
 
 
 class _Loop(BaseHTTPRequestHandler):
@@ -39,10 +38,7 @@ def looping() -> Iterator[str]:
 
 def test_a_redirect_loop_is_one_line_naming_the_url(looping: str) -> None:
     url = f"{looping}/torch-2.9.0-variants.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "variants", "rank", url, "--target", "cuda=8.6,driver=580.95.05"],
-        capture_output=True, text=True, env=hermetic_env(), timeout=120, check=False,
-    )  # fmt: skip
+    done = wheelfit_in_process(["variants", "rank", url, "--target", "cuda=8.6,driver=580.95.05"], hermetic_env())
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "internal error" not in lines[0], done.stderr

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ import pytest
 from tests.conftest import hermetic_env
 from tests.install.conftest import error_line
 from tests.support.certs import Certs, make_certs, server_context
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.raw_http import Conn, RawRequest, RawServer, raw_server, reply
 from wheelfit.errors import WheelfitError
 from wheelfit.fetch import DownloadError, HTTPStatusError, NetworkError, RedirectError, RetryPolicy, make_client
@@ -97,15 +97,15 @@ def test_a_broken_wheel_body_is_one_line_naming_the_url_and_keeps_nothing(tmp_pa
 
 
 @pytest.mark.parametrize("fault", FAULTS)
-def test_install_against_a_broken_index_exits_1_with_one_line_naming_the_url(tmp_path: Path, fault: str) -> None:
+def test_install_against_a_broken_index_exits_1_with_one_line_naming_the_url(
+    tmp_path: Path, fault: str, backoff: list[float]
+) -> None:
+    """Retried as a transient fault (the pauses between attempts recorded, not slept), then one line."""
     script, detail = FAULTS[fault]
     env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"))
     with raw_server(script) as server:
         args = ["install", "torch", "--target", RTX_3090, "--pytorch-index", server.url, "--dry-run"]
-        done = subprocess.run(
-            [sys.executable, "-m", "wheelfit", *args, "--python", sys.executable],
-            capture_output=True, text=True, env=env, timeout=120, check=False,
-        )  # fmt: skip
+        done = wheelfit_in_process([*args, "--python", sys.executable], env)
     assert done.returncode == 1, done.stderr
     line = error_line(done.stderr)
     assert "internal error" not in line and f"{server.url}/" in line and detail in line, line

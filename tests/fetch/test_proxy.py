@@ -4,8 +4,6 @@ and curl, loopback is not exempt unless NO_PROXY names it. The installer backend
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -16,6 +14,7 @@ from tests.install.conftest import make_venv
 from tests.install.loopback import serve
 from tests.support.certs import make_certs
 from tests.support.index_server import IndexServer
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.proxy import counting_proxy
 from tests.support.wheels import make_wheel
 from wheelfit.fetch import NetworkError, make_client
@@ -122,9 +121,6 @@ def test_the_installer_backend_goes_through_the_same_proxy(tmp_path: Path, insta
             HTTP_PROXY=proxy.url, UV_CACHE_DIR=str(tmp_path / "uv"), WHEELFIT_CACHE_DIR=str(tmp_path / "wf")
         )
         args = ["install", "demo", "--index-url", f"{url}/simple", "--python", str(python), "--installer", installer]
-        done = subprocess.run(
-            [sys.executable, "-m", "wheelfit", *args, "--no-verify"],
-            capture_output=True, text=True, env=env, timeout=300, check=False,
-        )  # fmt: skip
+        done = wheelfit_in_process([*args, "--no-verify"], env)
     assert done.returncode == 0, done.stderr
     assert any(line.startswith(f"GET {url}/simple/demo/") for line in proxy.requests), proxy.requests

@@ -194,6 +194,7 @@ def test_install_hands_cert_to_the_installer_backend(tmp_path: Path, certs: Cert
     python = make_venv(tmp_path / "venv", with_pip=installer == "pip")
     env = _no_tls_variables(UV_CACHE_DIR=str(tmp_path / "uv"), WHEELFIT_CACHE_DIR=str(tmp_path / "wf"))
     env["REQUESTS_CA_BUNDLE"] = certifi.where()
+    env.update(PIP_RETRIES="0", UV_HTTP_RETRIES="0")  # a refused certificate is not retried for seconds
     with IndexServer(tmp_path / "idx", tls=certs.good) as server:
         args = [sys.executable, "-m", "wheelfit", "install", "demo", "--index-url", f"{server.url}/simple"]
         args += ["--python", str(python), "--installer", installer, "--no-verify"]

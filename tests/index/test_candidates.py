@@ -10,8 +10,6 @@ candidates), 2.17 a nightly line.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -23,6 +21,7 @@ from packaging.specifiers import SpecifierSet
 from tests.conftest import hermetic_env
 from tests.install.conftest import Index, import_torch, installed, make_venv
 from tests.install.loopback import serve
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit import api
 from wheelfit.fetch import Cache, make_client
@@ -62,9 +61,9 @@ def http() -> Iterator[httpx.Client]:
 
 def plan(mirror: Index, http: httpx.Client, tmp_path: Path, target: str, *reqs: str, offline: bool = False) -> Plan:
     net = api.Network(http, Cache(tmp_path / "cache"), offline=offline)
-    return api.plan(
-        list(reqs) or ["torch"], api.Target(load_target(target)), environ={}, network=net, pytorch_index=mirror.pytorch
-    )
+    return api.plan(list(reqs) or ["torch"], api.Target(load_target(target)),
+        api.PlanOptions(pytorch_index=mirror.pytorch),
+        environ={}, network=net)
 
 
 def test_a_build_the_mirror_lacks_is_skipped_for_the_newest_one_it_has(
@@ -72,7 +71,7 @@ def test_a_build_the_mirror_lacks_is_skipped_for_the_newest_one_it_has(
 ) -> None:
     p = plan(mirror, http, tmp_path, GFX1103)
     # The knowledge base alone would say 2.15.0+rocm7.14 (the highest ROCm of the newest release).
-    offline = api.plan(["torch"], api.Target(load_target(GFX1103)), environ={}, network=None)
+    offline = api.plan(["torch"], api.Target(load_target(GFX1103)), api.PlanOptions(), environ={}, network=None)
     assert (offline.torch_version, offline.variant) == ("2.15.0", "rocm7.14")
     assert (p.torch_version, p.variant) == ("2.14.1", "rocm7.2")
     assert p.packages[0].url == f"{mirror.pytorch}/rocm7.2/torch/torch-2.14.1+rocm7.2-py3-none-any.whl"
@@ -138,7 +137,7 @@ def test_a_released_2_16_0_plans_its_companions_alike_on_every_platform(
 
 def test_missing_knowledge_is_said_to_be_missing_knowledge(mirror: Index, http: httpx.Client, tmp_path: Path) -> None:
     with pytest.raises(ResolveError) as offline:
-        api.plan(["torch==2.15.1"], api.Target(load_target(RTX_3090)), environ={}, network=None)
+        api.plan(["torch==2.15.1"], api.Target(load_target(RTX_3090)), api.PlanOptions(), environ={}, network=None)
     message = str(offline.value)
     assert "knowledge base covers torch 2.5-2.15, test 2.16, nightly 2.17 (updated " in message
     assert "the PyTorch index was not read" in message
@@ -158,9 +157,8 @@ def test_offline_plans_from_the_cached_pages(mirror: Index, http: httpx.Client, 
 
 def test_an_unreachable_index_plans_from_the_knowledge_base_and_says_so(http: httpx.Client, tmp_path: Path) -> None:
     net = api.Network(http, Cache(tmp_path / "cache"))
-    p = api.plan(
-        ["torch"], api.Target(load_target(GFX1103)), environ={}, network=net, pytorch_index="http://127.0.0.1:9/whl"
-    )
+    p = api.plan(["torch"], api.Target(load_target(GFX1103)), api.PlanOptions(pytorch_index="http://127.0.0.1:9/whl"),
+        environ={}, network=net)
     assert (p.torch_version, p.variant) == ("2.15.0", "rocm7.14")
     assert any(w.startswith("could not read the PyTorch index http://127.0.0.1:9/whl") for w in p.warnings)
     assert p.sources[1] == "index: not read (planned from the knowledge base alone)"
@@ -168,11 +166,8 @@ def test_an_unreachable_index_plans_from_the_knowledge_base_and_says_so(http: ht
 
 def test_the_command_shows_skipped_and_uncertain_builds(mirror: Index, tmp_path: Path) -> None:
     env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="200")
-    done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "torch", "--target", GFX1103, "--pytorch-index", mirror.pytorch,
-         "--explain"],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+    args = ["plan", "torch", "--target", GFX1103, "--pytorch-index", mirror.pytorch, "--explain"]
+    done = wheelfit_in_process(args, env)
     assert done.returncode == 0, done.stderr
     assert "torch 2.14.1+rocm7.2" in done.stdout
     assert "rocm7.14: not on the index" in done.stdout
@@ -185,9 +180,7 @@ def test_install_takes_the_newest_build_the_mirror_has(mirror: Index, tmp_path: 
     env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"), UV_CACHE_DIR=str(tmp_path / "uv"))
     args = ["install", "torch", "--target", GFX1103.replace("python=3.12", "os=linux"), "--python", str(python)]
     args += ["--pytorch-index", mirror.pytorch, "--index-url", mirror.default, "--json"]
-    done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+    done = wheelfit_in_process(args, env)
     assert done.returncode == 0, done.stderr
     assert installed(python, env)["torch"] == "2.14.1+rocm7.2"
     assert import_torch(python, env)[0] == "2.14.1+rocm7.2"
@@ -220,9 +213,10 @@ def test_unreleased_builds_only_with_pre(channels: Index, http: httpx.Client, tm
     pre-releases are asked for, each from its own index, with the line's facts (U)."""
     target = api.Target(load_target(RTX_3090))
     net = api.Network(http, Cache(tmp_path / "cache"))
-    released = api.plan(["torch"], target, environ={}, network=net, pytorch_index=channels.pytorch)
+    released = api.plan(["torch"], target, api.PlanOptions(pytorch_index=channels.pytorch), environ={}, network=net)
     assert (released.torch_version, released.variant) == ("2.15.0", "cu130")
-    pre = api.plan(["torch", "torchvision"], target, environ={}, network=net, pytorch_index=channels.pytorch, pre=True)
+    pre = api.plan(["torch", "torchvision"], target, api.PlanOptions(pytorch_index=channels.pytorch, pre=True),
+        environ={}, network=net)
     assert (pre.torch_version, pre.variant) == ("2.17.0.dev20261201", "cu130")
     assert pre.index_url == f"{channels.pytorch}/nightly/cu130"
     torch, vision = pre.packages
@@ -230,11 +224,12 @@ def test_unreleased_builds_only_with_pre(channels: Index, http: httpx.Client, tm
     assert vision.requirement == f"torchvision{SpecifierSet('>=0.30.0.dev0')}"  # the nightly line's pairing
     assert vision.confidence == "U"
     # The release candidates: the test index, under the version the release will have.
-    rc = api.plan(["torch<2.17"], target, environ={}, network=net, pytorch_index=channels.pytorch, pre=True)
+    rc = api.plan(["torch<2.17"], target, api.PlanOptions(pytorch_index=channels.pytorch, pre=True),
+        environ={}, network=net)
     assert (rc.torch_version, rc.variant, rc.index_url) == ("2.16.0", "cu130", f"{channels.pytorch}/test/cu130")
     assert rc.packages[0].uncertain[0].source.startswith("the knowledge base's torch 2.16 release candidates cu130")
     # Without an index there is nothing to pin: the plan says so.
-    offline = api.plan(["torch"], target, environ={}, network=None, pre=True)
+    offline = api.plan(["torch"], target, api.PlanOptions(pre=True), environ={}, network=None)
     assert offline.torch_version == "2.15.0"
     assert any("nightly builds and release candidates are planned only from the index" in w for w in offline.warnings)
 
@@ -245,6 +240,7 @@ def test_a_released_candidate_comes_from_the_release_index(
     """Once 2.16.0 is released, the release index's build is planned, not the test channel's of the same version."""
     net = api.Network(http, Cache(tmp_path / "cache"))
     target = api.Target(load_target("os=linux,arch=x86_64,python=3.12"))
-    p = api.plan(["torch==2.16.0"], target, environ={}, network=net, pytorch_index=channels.pytorch, pre=True)
+    p = api.plan(["torch==2.16.0"], target, api.PlanOptions(pytorch_index=channels.pytorch, pre=True),
+        environ={}, network=net)
     assert (p.torch_version, p.variant, p.index_url) == ("2.16.0", "cpu", f"{channels.pytorch}/cpu")
     assert p.packages[0].url == f"{channels.pytorch}/cpu/torch/torch-2.16.0+cpu-py3-none-any.whl"

@@ -8,8 +8,6 @@ from the offline plan, which does not check.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 from tests.conftest import hermetic_env
 from tests.install.conftest import Index, make_venv
 from tests.install.loopback import serve
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit import api
 from wheelfit.fetch import Cache, make_client
@@ -32,7 +31,7 @@ TORCH = "torch==2.15.0+cu130"
 
 def offline_pin(name: str) -> tuple[str, str]:
     """The version and requirement the knowledge base pins for ``name`` with torch 2.15.0+cu130 (no index read)."""
-    p = api.plan([TORCH, name], api.Target(load_target(RTX_3090)), environ={}, network=None)
+    p = api.plan([TORCH, name], api.Target(load_target(RTX_3090)), api.PlanOptions(), environ={}, network=None)
     pin = next(pin for pin in p.packages if pin.name == name)
     return pin.version, pin.requirement
 
@@ -61,9 +60,8 @@ def http() -> Iterator[httpx.Client]:
 
 def plan(index: Index, http: httpx.Client, cache: Path, *reqs: str, offline: bool = False) -> Plan:
     net = api.Network(http, Cache(cache), offline=offline)
-    return api.plan(
-        [TORCH, *reqs], api.Target(load_target(RTX_3090)), environ={}, network=net, pytorch_index=index.pytorch
-    )
+    return api.plan([TORCH, *reqs], api.Target(load_target(RTX_3090)), api.PlanOptions(pytorch_index=index.pytorch),
+        environ={}, network=net)
 
 
 @pytest.mark.parametrize("name", ["torchvision", "triton"])
@@ -117,11 +115,10 @@ def test_other_versions_or_platforms_are_named(tmp_path: Path, http: httpx.Clien
 
 def test_the_command_fails_in_one_line(bare: Index, tmp_path: Path) -> None:
     _, requirement = offline_pin("torchvision")
-    done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "torch", "torchvision", "--target", RTX_3090,
-         "--pytorch-index", bare.pytorch],
-        capture_output=True, text=True, env=hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache")), timeout=120,
-    )  # fmt: skip
+    done = wheelfit_in_process(
+        ["plan", "torch", "torchvision", "--target", RTX_3090, "--pytorch-index", bare.pytorch],
+        hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache")),
+    )
     assert done.returncode == 1, done.stdout
     assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
     assert f"{requirement}, planned with torch 2.15.0+cu130" in done.stderr and f"{bare.pytorch}/cu130" in done.stderr
@@ -132,11 +129,10 @@ def test_a_companion_given_as_a_file_is_not_looked_up(bare: Index, tmp_path: Pat
     version, _ = offline_pin("torchvision")
     given = make_wheel(tmp_path / "files", "torchvision", f"{version}+cu130", requires=["torch==2.15.0"])
     python = make_venv(tmp_path / "venv")
-    done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "install", "torch", str(given), "--target", "cuda=8.6,driver=580.95.05",
-         "--python", str(python), "--pytorch-index", bare.pytorch, "--dry-run"],
-        capture_output=True, text=True, timeout=120,
-        env=hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"), UV_CACHE_DIR=str(tmp_path / "uv")),
+    done = wheelfit_in_process(
+        ["install", "torch", str(given), "--target", "cuda=8.6,driver=580.95.05", "--python", str(python),
+         "--pytorch-index", bare.pytorch, "--dry-run"],
+        hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"), UV_CACHE_DIR=str(tmp_path / "uv")),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"torchvision {version}+cu130" in done.stdout and given.as_uri().replace("+", "%2B") in done.stdout

@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import hermetic_env
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit.errors import UsageError
 from wheelfit.fetch.cache import Cache
@@ -41,10 +41,7 @@ def _snapshot(root: Path) -> dict[str, str]:
 
 
 def _plan(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "torch", *args],
-        capture_output=True, text=True, env=hermetic_env(), timeout=60, check=False, cwd=cwd,
-    )  # fmt: skip
+    return wheelfit_in_process(["plan", "torch", *args], hermetic_env(), cwd=cwd)
 
 
 def _offline_client(tmp_path: Path) -> IndexClient:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import hermetic_env
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_torch_like, make_wheel
 
 from .loopback import serve
@@ -106,10 +107,9 @@ def make_venv(path: Path, with_pip: bool = False) -> Path:
     return path / "bin" / "python"
 
 
-def run_wheelfit(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wheelfit", *args], capture_output=True, text=True, env=env, timeout=timeout, check=False
-    )
+def run_wheelfit(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``wheelfit ARGS`` with exactly ``env``, in this process (the tests that need a real one start it)."""
+    return wheelfit_in_process(args, env)
 
 
 def installed(python: Path, env: dict[str, str]) -> dict[str, str]:

@@ -27,7 +27,7 @@ from wheelfit.install.install_set import (
     parse_metadata,
     read_wheel_metadata,
 )
-from wheelfit.install.run import InstallOptions
+from wheelfit.install.run import BackendOptions
 from wheelfit.install.target_env import TargetEnv
 from wheelfit.probe.target import load_target
 from wheelfit.resolve import Plan
@@ -100,7 +100,7 @@ def env(tmp_path: Path) -> TargetEnv:
 def plan() -> Plan:
     """The knowledge base's plan for a GTX 1080: torch 2.14.1+cu126 and torchvision 0.29.1+cu126."""
     target = api.Target(load_target(GTX_1080))
-    return api.plan(["torch", "torchvision"], target, environ={}, network=None)
+    return api.plan(["torch", "torchvision"], target, api.PlanOptions(), environ={}, network=None)
 
 
 @pytest.fixture
@@ -119,8 +119,8 @@ def _install_set(plan: Plan, env: TargetEnv, source: FakeSource, others: Sequenc
     return InstallSet(tuple(family_files(pins, source, source, platform)), tuple(others))
 
 
-def _options(dry_run: bool = False) -> InstallOptions:
-    return InstallOptions("memory://default", {}, dry_run=dry_run)
+def _options(dry_run: bool = False) -> BackendOptions:
+    return BackendOptions("memory://default", {}, dry_run=dry_run)
 
 
 def test_install_takes_the_plan_from_the_source_and_hands_the_backend_urls_with_hashes(
@@ -166,7 +166,7 @@ def test_without_the_snapshot_a_failed_backend_leaves_what_it_wrote_and_says_so(
     """``--no-snapshot``: nothing is linked before the backend runs, so nothing is put back; the line says so."""
     site = env.install_dirs[0]
     backend = FakeInstaller(site, returncode=1)
-    options = InstallOptions("memory://default", {}, snapshot=False)
+    options = BackendOptions("memory://default", {}, snapshot=False)
     with pytest.raises(BackendError, match="without a snapshot, what it installed before failing stays"):
         api.install(plan, _install_set(plan, env, source), env, installer=backend, options=options)
     assert (site / "torch.installed").exists()

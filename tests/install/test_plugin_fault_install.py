@@ -5,14 +5,22 @@ the plan is for the CPU because of it, and how to plan for the GPU (issue 15).""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import MACHINES
 from tests.support.plugins import NVIDIA_NIGHTLY, install_plugins, plugin_wheel
 
-from .conftest import Index, make_venv, run_wheelfit
+from .conftest import Index, make_venv
 
 GTX_1080 = MACHINES / "nvidia-gtx1080" / "root"
+
+
+def run_wheelfit(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A real process: the plugin is a distribution on its ``PYTHONPATH``, found as the interpreter starts."""
+    argv = [sys.executable, "-m", "wheelfit", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
 def test_install_says_the_nvidia_detector_failed_and_what_it_installed_instead(

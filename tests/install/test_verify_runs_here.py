@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import hermetic_env
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit.install.uv import find_uv
 
@@ -198,10 +198,7 @@ def test_verify_output_wraps_at_80_columns_with_a_hanging_indent(tmp_path: Path)
     env = hermetic_env(COLUMNS="80")
     subprocess.run([find_uv(), "pip", "install", "--python", str(venv), str(wheel)], env=env, check=True,
                    capture_output=True)  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "verify", "--python", str(venv), "--target", "cuda=6.1,driver=580.95.05"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    done = wheelfit_in_process(["verify", "--python", str(venv), "--target", "cuda=6.1,driver=580.95.05"], env)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     # at most 80 columns, but for a line that is one word longer than that (the venv's path, never split)

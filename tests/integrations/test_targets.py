@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wheelfit.integrations.targets import plan_targets, target_names
+from wheelfit.options import MachineOptions, PlanOptions
 from wheelfit.resolve.plan import Plan
 
 from ..conftest import hermetic_env
@@ -23,7 +24,7 @@ def test_the_same_build_twice_gets_one_name_and_a_different_python_another() -> 
 
 def test_each_target_is_planned_for_its_own_hardware() -> None:
     specs = ["cuda=6.1,driver=580.95.05,python=3.12", "cuda=8.9,driver=580.95.05,python=3.12", "cpu=v3,python=3.12"]
-    found = plan_targets(["torch"], specs, environ=hermetic_env(), network=None)
+    found = plan_targets(["torch"], specs, MachineOptions(), PlanOptions(), environ=hermetic_env(), network=None)
     assert [t.spec for t in found] == specs
     assert [t.name for t in found] == [t.plan.variant for t in found]
     pascal, ada, cpu = found

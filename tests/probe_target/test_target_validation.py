@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
+from tests.support.inprocess import wheelfit_in_process
 from wheelfit.probe.target import TargetError, apply_overrides, load_target
 
 from ..conftest import ROOT, hermetic_env
@@ -17,9 +17,7 @@ MACHINES = ROOT / "tests" / "machines"
 
 
 def wheelfit(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wheelfit", *args], capture_output=True, text=True, env=hermetic_env(**env), timeout=120
-    )
+    return wheelfit_in_process(args, hermetic_env(**env))
 
 
 @pytest.mark.parametrize(

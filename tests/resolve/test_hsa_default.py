@@ -9,21 +9,18 @@ already set (``tests/machines/amd-hsa-override``: an RX 6700 XT run with 10.3.0)
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 from tests.conftest import MACHINES, hermetic_env
+from tests.support.inprocess import wheelfit_in_process
 
 from . import kb_plan
 
 
 def plan(machine: str, *args: str, **variables: str) -> dict[str, Any]:
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "--offline", "--json", "--sysroot", str(MACHINES / machine / "root"),
-         *args],
-        capture_output=True, text=True, env=hermetic_env(**variables), timeout=120,
-    )  # fmt: skip
+    r = wheelfit_in_process(
+        ["plan", "--offline", "--json", "--sysroot", str(MACHINES / machine / "root"), *args], hermetic_env(**variables)
+    )
     assert r.returncode == 0, r.stderr
     data: dict[str, Any] = json.loads(r.stdout)
     return data
@@ -68,9 +65,7 @@ def test_the_pure_resolver_agrees() -> None:
 def test_a_chosen_rocm_build_for_a_near_miss_gpu_names_the_override_flag() -> None:
     root = str(MACHINES / "amd-radeon-780m" / "root")
     args = ["plan", "--offline", "torch==2.11.0", "--torch-backend", "rocm7.2", "--sysroot", root]
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", *args], capture_output=True, text=True, env=hermetic_env(), timeout=120
-    )
+    r = wheelfit_in_process(args, hermetic_env())
     assert r.returncode == 1
     assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in r.stderr and "pass --allow-hsa-override" in r.stderr
     d = plan("amd-radeon-780m", "torch==2.11.0", "--torch-backend", "rocm7.2", "--allow-hsa-override")

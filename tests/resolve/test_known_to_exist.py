@@ -11,8 +11,6 @@ the driver floor of CUDA 13.4 is no part of the decision tested.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -24,6 +22,7 @@ import pytest
 from tests.conftest import ROOT, hermetic_env
 from tests.install.conftest import Index
 from tests.install.loopback import serve
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_torch_like
 from wheelfit import api
 from wheelfit.fetch import Cache, make_client
@@ -63,9 +62,9 @@ def http() -> Iterator[httpx.Client]:
 
 
 def plan(kb: Knowledge, net: api.Network | None, pytorch_index: str | None = None) -> Plan:
-    return api.plan(
-        ["torch==2.15.*"], api.Target(load_target(SM89)), environ={}, network=net, kb=kb, pytorch_index=pytorch_index
-    )
+    return api.plan(["torch==2.15.*"], api.Target(load_target(SM89)),
+        api.PlanOptions(kb=kb, pytorch_index=pytorch_index),
+        environ={}, network=net)
 
 
 def passed_over(p: Plan) -> dict[str, str]:
@@ -120,14 +119,13 @@ def test_an_uncertain_build_is_still_planned_when_nothing_sure_runs(tmp_path: Pa
 
 
 def test_the_command_shows_the_build_passed_over(kb_path: Path) -> None:
-    command = [sys.executable, "-m", "wheelfit", "plan", "torch", "--offline", "--kb", str(kb_path), "--target", SM89,
-               "--explain"]  # fmt: skip
+    command = ["plan", "torch", "--offline", "--kb", str(kb_path), "--target", SM89, "--explain"]
     env = hermetic_env(COLUMNS="200")
-    human = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    human = wheelfit_in_process(command, env)
     assert human.returncode == 0, human.stderr
     assert human.stdout.startswith("torch 2.15.0+cu132")
     assert "2.15.0  cu134  cu134: not known to exist (the knowledge base marks it U" in human.stdout
-    done = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env, timeout=120)
+    done = wheelfit_in_process([*command, "--json"], env)
     assert done.returncode == 0, done.stderr
     rows = [r for r in json.loads(done.stdout)["rejected"] if r["variant"] == "cu134"]
     assert [(r["version"], r["judge"]) for r in rows] == [("2.15.0", "unconfirmed")]

@@ -12,7 +12,7 @@ MI450 = "rocm=gfx1250,python=3.12"
 
 
 def test_an_mi450_plans_a_rocm_build_offline() -> None:
-    p = api.plan(["torch"], api.Target(load_target(MI450)), environ={}, network=None)
+    p = api.plan(["torch"], api.Target(load_target(MI450)), api.PlanOptions(), environ={}, network=None)
     assert (p.torch_version, p.variant) == ("2.15.0", "rocm7.14")  # rocm10.0 is not advertised for 2.15
     torch = p.packages[0]
     assert torch.confidence == "U"

@@ -11,13 +11,17 @@ from typing import Any
 
 import pytest
 
+from tests.support.inprocess import wheelfit_in_process
 from wheelfit.kb.matrix import load_knowledge
 
 from ..conftest import MACHINES, ROOT, hermetic_env
 
 
 def plan(*args: str, prefix: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess[str]:
-    """``wheelfit plan --offline ARGS``: the knowledge base's decisions (no index page is cached here)."""
+    """``wheelfit plan --offline ARGS``: the knowledge base's decisions (no index page is cached here); in this
+    process unless a ``prefix`` command (``unshare -n``) is to run it."""
+    if not prefix:
+        return wheelfit_in_process(["plan", "--offline", *args], hermetic_env(**env))
     return subprocess.run(
         [*prefix, sys.executable, "-m", "wheelfit", "plan", "--offline", *args],
         capture_output=True, text=True, env=hermetic_env(**env), timeout=120,
@@ -85,10 +89,9 @@ def test_unreadable_requirement_is_one_line(requirement: str) -> None:
 
 def test_target_from_a_saved_report_equals_detecting_that_machine(tmp_path: Path) -> None:
     root = MACHINES / "amd-8x-mi300x" / "root"
-    detected = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "detect", "--json", "--sysroot", str(root)],
-        capture_output=True, text=True, env=hermetic_env(), timeout=120, check=True,
-    ).stdout
+    done = wheelfit_in_process(["detect", "--json", "--sysroot", str(root)], hermetic_env())
+    assert done.returncode == 0, done.stderr
+    detected = done.stdout
     saved = tmp_path / "mi300x.json"
     saved.write_text(detected)
     via_target = plan("--json", "--target", str(saved))
@@ -122,10 +125,7 @@ def test_override_variables_steer_the_plan() -> None:
 def test_a_driver_that_is_not_a_version_is_one_line(
     args: tuple[str, ...], variables: dict[str, str], message: str
 ) -> None:
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", *args],
-        capture_output=True, text=True, env=hermetic_env(**variables), timeout=120,
-    )
+    r = wheelfit_in_process(["plan", *args], hermetic_env(**variables))
     assert r.returncode == 2, r.stdout
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.inprocess import wheelfit_in_process
 from wheelfit.kb.matrix import load_knowledge
 from wheelfit.kb.overrides import rocm_overrides
 from wheelfit.probe import detect
@@ -135,13 +135,7 @@ def test_table_covers_every_fixture_machine() -> None:
 
 
 def wheelfit_plan(*args: str) -> dict[str, Any]:
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", *args, "--json", "--offline"],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(),
-        timeout=120,
-    )
+    r = wheelfit_in_process(["plan", *args, "--json", "--offline"], hermetic_env())
     assert r.returncode == 0, r.stderr
     data: dict[str, Any] = json.loads(r.stdout)
     return data

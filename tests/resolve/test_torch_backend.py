@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.install.conftest import Index, caches, env, index, make_venv, run_wheelfit
+from tests.support.inprocess import wheelfit_in_process
 from wheelfit import api
 from wheelfit.errors import UsageError
 from wheelfit.index.config import resolve_index_config
@@ -29,10 +29,7 @@ RTX_3090 = "cuda=8.6,driver=580.95.05"
 
 
 def plan(*args: str, **variables: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "--offline", *args],
-        capture_output=True, text=True, env=hermetic_env(**variables), timeout=120,
-    )  # fmt: skip
+    return wheelfit_in_process(["plan", "--offline", *args], hermetic_env(**variables))
 
 
 def plan_json(*args: str, **variables: str) -> dict[str, Any]:
@@ -96,20 +93,22 @@ def test_an_index_url_ending_in_a_variant_keeps_pypi_for_the_rest() -> None:
 
 
 def test_the_library_reads_the_variable_from_environ_and_the_index_url() -> None:
-    target = api.machine(RTX_3090, environ={})
-    p = api.plan(["torch==2.9.0"], target, environ={"UV_TORCH_BACKEND": "cu126"}, network=None)
+    target = api.machine(api.MachineOptions(target=RTX_3090), environ={})
+    p = api.plan(["torch==2.9.0"], target, api.PlanOptions(), environ={"UV_TORCH_BACKEND": "cu126"}, network=None)
     assert p.variant == "cu126"
-    p = api.plan(["torch==2.9.0"], target, environ={}, network=None, index_url="https://download.pytorch.org/whl/cu128")
+    p = api.plan(["torch==2.9.0"], target, api.PlanOptions(index_url="https://download.pytorch.org/whl/cu128"),
+        environ={}, network=None)
     assert p.variant == "cu128"
     assert p.reasons[0].startswith("--index-url ends in /cu128: planning the cu128 build")
     assert any("everything else from https://pypi.org/simple" in w for w in p.warnings)
 
 
 def test_conflicting_choices_are_a_usage_error() -> None:
-    target = api.machine(RTX_3090, environ={})
+    target = api.machine(api.MachineOptions(target=RTX_3090), environ={})
     with pytest.raises(UsageError, match="different builds"):
-        api.plan(["torch"], target, environ={}, network=None, torch_backend="cu126",
-                 index_url="https://download.pytorch.org/whl/cu128")  # fmt: skip
+        api.plan(["torch"], target,
+            api.PlanOptions(torch_backend="cu126", index_url="https://download.pytorch.org/whl/cu128"),
+            environ={}, network=None)  # fmt: skip
 
 
 def test_install_from_an_index_url_ending_in_a_variant(index: Index, env: dict[str, str], tmp_path: Path) -> None:

@@ -10,24 +10,20 @@ the CPU wheels require no Triton.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.install.pep658_index import serve_pep658
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_torch_like, make_wheel
 
 from ..conftest import hermetic_env
 
 
 def plan(*args: str) -> dict[str, Any]:
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "--offline", "--json", *args],
-        capture_output=True, text=True, env=hermetic_env(), timeout=120,
-    )  # fmt: skip
+    r = wheelfit_in_process(["plan", "--offline", "--json", *args], hermetic_env())
     assert r.returncode == 0, r.stderr
     data: dict[str, Any] = json.loads(r.stdout)
     return data
@@ -81,9 +77,7 @@ def test_a_users_triton_pin_is_checked_against_torchs_under_any_triton_name() ->
         "pytorch-triton-rocm==3.5.0",
     ]
     args = ["plan", "--offline", "torch==2.9.0", "pytorch-triton-rocm==3.4.0", "--target", "rocm=gfx90a"]
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", *args], capture_output=True, text=True, env=hermetic_env(), timeout=120
-    )
+    r = wheelfit_in_process(args, hermetic_env())
     assert r.returncode == 1 and "no PyTorch release matches" in r.stderr
 
 
@@ -95,11 +89,9 @@ def test_a_torch_newer_than_the_knowledge_base_gets_the_triton_its_metadata_pins
     make_torch_like(folder, "2.18.0", "cu130", requires=['triton==3.10.0; platform_system == "Linux"'])
     make_wheel(tmp_path / "pytorch" / "cu130" / "triton", "triton", "3.10.0")  # the plan checks it is there
     with serve_pep658(tmp_path) as served:
-        r = subprocess.run(
-            [sys.executable, "-m", "wheelfit", "plan", "torch==2.18.0", "triton", "--json", "--target",
-             "cuda=8.6,driver=580.95.05", "--pytorch-index", f"{served.url}/pytorch"],
-            capture_output=True, text=True, env=hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache")), timeout=120,
-        )  # fmt: skip
+        args = ["plan", "torch==2.18.0", "triton", "--json", "--target", "cuda=8.6,driver=580.95.05"]
+        env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"))
+        r = wheelfit_in_process([*args, "--pytorch-index", f"{served.url}/pytorch"], env)
         assert r.returncode == 0, r.stderr
         assert served.fetched("torch-2.18.0+cu130-py3-none-any.whl.metadata")
         assert not any(q.path.endswith(".whl") for q in served.log)  # the wheel itself is not downloaded

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.install.conftest import Index, caches, env, import_torch, index, installed, make_venv, run_wheelfit
+from tests.support.inprocess import wheelfit_in_process
 from wheelfit import api
 from wheelfit.errors import UsageError
 from wheelfit.kb.candidates import knowledge_set
@@ -31,10 +31,7 @@ KB = load_knowledge()
 
 
 def plan_cli(*args: str, **variables: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", "--offline", *args],
-        capture_output=True, text=True, env=hermetic_env(**variables), timeout=120,
-    )  # fmt: skip
+    return wheelfit_in_process(["plan", "--offline", *args], hermetic_env(**variables))
 
 
 def kb_resolve(target: str, *specs: str, **kwargs: object) -> object:
@@ -112,17 +109,18 @@ def test_judge_build_runs_refused_unknown() -> None:
 
 
 def test_api_judge_build_from_the_knowledge_base() -> None:
-    target = api.machine(GTX_1080, environ={})
-    verdict = api.judge_build("2.9.0+cu128", target, environ={})
+    target = api.machine(api.MachineOptions(target=GTX_1080), environ={})
+    verdict = api.judge_build("2.9.0+cu128", target, api.PlanOptions(), environ={})
     assert verdict.status == "refused" and "sm_61" in verdict.reason
-    assert api.judge_build("2.9.0+cu126", target, environ={}).runs
+    assert api.judge_build("2.9.0+cu126", target, api.PlanOptions(), environ={}).runs
 
 
 @pytest.mark.parametrize("version", ["2.9.x", "2." + "9" * 5000], ids=["not-a-version", "past-int-digit-limit"])
 def test_api_judge_build_of_something_that_is_not_a_version_is_a_usage_error(version: str) -> None:
     """packaging raises a plain ValueError (int()'s 4300-digit limit) where it would raise InvalidVersion."""
     with pytest.raises(UsageError, match="is not a version"):
-        api.judge_build(version, api.machine(GTX_1080, environ={}), environ={})
+        api.judge_build(version, api.machine(api.MachineOptions(target=GTX_1080), environ={}), api.PlanOptions(),
+                        environ={})  # fmt: skip
 
 
 def test_install_a_chosen_build_from_the_loopback_index(index: Index, env: dict[str, str], tmp_path: Path) -> None:

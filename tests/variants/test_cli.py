@@ -6,12 +6,13 @@ from __future__ import annotations
 import http.server
 import json
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.inprocess import wheelfit_in_process
 
 from ..conftest import hermetic_env
 from .oracle import nvidia, raw, variantlib_order
@@ -20,13 +21,7 @@ TORCH_29 = "torch-2.9.0-variants.json"
 
 
 def wheelfit(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wheelfit", "variants", *args],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(**env),
-        timeout=60,
-    )
+    return wheelfit_in_process(["variants", *args], hermetic_env(**env))
 
 
 def rank_json(*args: str, **env: str) -> dict[str, object]:
@@ -75,7 +70,11 @@ def test_torch_2_8_keeps_its_old_null_label(realdata: Path) -> None:
 
 @pytest.fixture
 def server(realdata: Path) -> Iterator[str]:
-    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(realdata))  # noqa: E731
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass  # the command runs in this process: its stderr is what the test reads
+
+    handler = lambda *a: Quiet(*a, directory=str(realdata))  # noqa: E731
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -110,12 +109,8 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
 
 
 def test_show_prints_every_variant_and_provider(realdata: Path) -> None:
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "variants", "show", str(realdata / "torch-2.8.0-variants.json")],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(COLUMNS="200"),
-        timeout=60,
+    r = wheelfit_in_process(
+        ["variants", "show", str(realdata / "torch-2.8.0-variants.json")], hermetic_env(COLUMNS="200")
     )
     assert r.returncode == 0, r.stderr
     for text in (

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_wheel
 from wheelfit import api
 from wheelfit.fetch import Cache, make_client
@@ -67,14 +67,9 @@ def http() -> Iterator[httpx.Client]:
 
 def plan_for(report: HardwareReport, url: str, http: httpx.Client, tmp_path: Path, spec: str = "") -> Plan:
     net = api.Network(http, Cache(tmp_path / "cache"))
-    return api.plan(
-        [f"torch{spec}"],
-        api.Target(report),
-        environ={},
-        network=net,
-        variant_index=f"{url}/whl/variant",
-        pytorch_index=f"{url}/whl",
-    )
+    return api.plan([f"torch{spec}"], api.Target(report),
+        api.PlanOptions(variant_index=f"{url}/whl/variant", pytorch_index=f"{url}/whl"),
+        environ={}, network=net)
 
 
 def fell_back(plan: Plan, url: str) -> bool:
@@ -186,10 +181,9 @@ def test_index_without_variants_json_falls_back(tmp_path: Path, realdata: Path, 
         assert fell_back(plan, f"{url}/whl/variant") and (plan.torch_version, plan.variant) == ("2.10.0", "cpu")
         # Not even a project page (404) on the variant index: the same fallback.
         net = api.Network(http, Cache(tmp_path / "cache"))
-        plan = api.plan(
-            ["torch"], api.Target(load_target("os=linux,python=3.12")), environ={}, network=net,
-            variant_index=f"{url}/elsewhere", pytorch_index=f"{url}/whl",
-        )  # fmt: skip
+        plan = api.plan(["torch"], api.Target(load_target("os=linux,python=3.12")),
+            api.PlanOptions(variant_index=f"{url}/elsewhere", pytorch_index=f"{url}/whl"),
+            environ={}, network=net)  # fmt: skip
         assert fell_back(plan, f"{url}/elsewhere")
 
 
@@ -214,9 +208,7 @@ def test_malformed_variants_json_is_one_clear_error(tmp_path: Path, realdata: Pa
 
 def wheelfit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cli-cache"), NO_PROXY="127.0.0.1", COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "wheelfit", "plan", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+    return wheelfit_in_process(["plan", *args], env)
 
 
 def test_cli_variant_mode_and_fallback(tmp_path: Path, realdata: Path) -> None:
@@ -297,10 +289,9 @@ def test_allow_cpu_holds_in_variant_mode(tmp_path: Path, realdata: Path, http: h
     with serve(tmp_path / "srv") as url:
         gpu = plan_for(report, url, http, tmp_path)
         net = api.Network(http, Cache(tmp_path / "cache"))
-        cpu = api.plan(
-            ["torch"], api.Target(report), environ={}, network=net, variant_index=f"{url}/whl/variant",
-            pytorch_index=f"{url}/whl", allow_cpu=True,
-        )  # fmt: skip
+        cpu = api.plan(["torch"], api.Target(report),
+            api.PlanOptions(variant_index=f"{url}/whl/variant", pytorch_index=f"{url}/whl", allow_cpu=True),
+            environ={}, network=net)  # fmt: skip
     assert (gpu.mode, gpu.torch_version, gpu.variant) == ("variant", "2.9.0", "cuda12.8")
     assert "torch 2.9.0 is the newest release that has one (cuda12.8)" in gpu.reasons[1]
     assert (cpu.mode, cpu.torch_version, cpu.variant) == ("variant", "2.10.0", "null")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,9 +17,11 @@ from .. import __version__
 from ..errors import UsageError, WheelfitError, clip
 
 if TYPE_CHECKING:
+    from ..app.session import Network
+    from ..fetch.wheels import ProgressCallback
     from ..kb.matrix import Knowledge
 
-__all__ = ["app", "error_status", "first_sentence", "knowledge", "print_json", "run"]
+__all__ = ["app", "error_status", "first_sentence", "knowledge", "print_json", "run", "session"]
 
 
 def first_sentence(text: str) -> str:
@@ -289,7 +293,8 @@ def detect(
     """Show what hardware this machine has and what it means for PyTorch."""
     from .. import api
 
-    report = api.detect(sysroot=sysroot, environ=os.environ, probe_timeout=probe_timeout, disabled=disable or ())
+    where = api.MachineOptions(sysroot=sysroot, probe_timeout=probe_timeout, disabled=tuple(disable or ()))
+    report = api.detect(where, environ=os.environ)
     if as_json:
         sys.stdout.write(report.to_json() + "\n")
         return
@@ -339,32 +344,19 @@ def plan(
     check_names(requirements or ["torch"])  # a name it cannot plan (troch): said before detecting or fetching
     kb = knowledge(kb_file)
     deadline = index_deadline(os.environ, "plan")  # an index that does not answer: the knowledge base, soon
+    where = api.MachineOptions(target, sysroot, probe_timeout, tuple(disable or ()))
+    options = api.PlanOptions(
+        kb=kb, pytorch_index=pytorch_index, variant_index=variant_index, find_links=tuple(find_links or ()),
+        allow_cpu=allow_cpu, pre=pre, torch_backend=torch_backend, force=force_build,
+        allow_hsa_override=allow_hsa_override, require_gpu=require_gpu,
+    )  # fmt: skip
     with (
         Downloads(quiet=as_json) as slow,  # only "waiting for <server>" lines: a plan downloads nothing
-        api.network(
-            os.environ, offline=offline, progress=slow.update, timeout=http_timeout, cert=cert, deadline=deadline
-        ) as net,
+        session(offline=offline, progress=slow.update, timeout=http_timeout, cert=cert, deadline=deadline) as net,
     ):
         net.prepare()  # while the machine is detected
-        here = api.machine(
-            target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout, disabled=disable or ()
-        )
-        result = api.plan(
-            requirements or ["torch"],
-            here,
-            environ=os.environ,
-            network=net,
-            kb=kb,
-            pytorch_index=pytorch_index,
-            variant_index=variant_index,
-            allow_cpu=allow_cpu,
-            pre=pre,
-            torch_backend=torch_backend,
-            force=force_build,
-            allow_hsa_override=allow_hsa_override,
-            require_gpu=require_gpu,
-            extension_sources=api.extension_sources(net, find_links or (), os.environ),
-        )
+        here = api.machine(where, environ=os.environ)
+        result = api.plan(requirements or ["torch"], here, options, environ=os.environ, network=net)
     if as_json:
         print_json(result.to_dict())
         return
@@ -388,6 +380,29 @@ def _install_command(
     for place in find_links:
         argv += ["--find-links", place]
     return " ".join(map(shlex.quote, argv))
+
+
+@contextlib.contextmanager
+def session(
+    *,
+    offline: bool,
+    timeout: float | None,
+    cert: str | None,
+    deadline: float | None,
+    progress: ProgressCallback | None = None,
+) -> Iterator[Network]:
+    """The run's network session (:func:`wheelfit.api.network`), in which Ctrl-C stops every request and download
+    at once: the command line owns the process, so the signal handler is set here, never by the library."""
+    from .. import api
+    from ..fetch.watch import sigint_cancels
+
+    with api.network(os.environ, offline=offline, progress=progress, timeout=timeout, cert=cert,
+                     deadline=deadline) as net:  # fmt: skip
+        if net.watch is None:  # pragma: no cover - api.network always makes one
+            yield net
+            return
+        with sigint_cancels(net.watch):
+            yield net
 
 
 def knowledge(path: Path | None) -> Knowledge | None:

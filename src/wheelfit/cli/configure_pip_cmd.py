@@ -23,6 +23,7 @@ from .app import (
     TimeoutOpt,
     TorchBackendOpt,
     knowledge,
+    session,
 )
 from .configure_cmd import configure_app
 
@@ -65,16 +66,16 @@ def configure_pip(
     """Write a requirements file that pins the torch family by direct URL and sha256 (never an extra index)."""
     from .. import api
     from ..fetch.deadline import index_deadline
+    from ..integrations.pip_config import PipOutput
     from ..integrations.pip_config import configure_pip as run
 
+    where = api.MachineOptions(sysroot=sysroot, probe_timeout=probe_timeout)
+    options = api.PlanOptions(kb=knowledge(kb_file), pytorch_index=pytorch_index, allow_cpu=allow_cpu, pre=pre,
+                              torch_backend=torch_backend, require_gpu=require_gpu)  # fmt: skip
     deadline = index_deadline(os.environ, "install")
-    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
-        done = run(
-            packages or [], targets or [], output, constraints=constraints, environ=os.environ, home=Path.home(),
-            network=net, sysroot=sysroot, probe_timeout=probe_timeout, pytorch_index=pytorch_index,
-            kb=knowledge(kb_file),
-            torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
-        )  # fmt: skip
+    with session(offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
+        done = run(packages or [], targets or [], where, options, PipOutput(output, constraints), environ=os.environ,
+                   home=Path.home(), network=net)  # fmt: skip
     from ..integrations.targets import plan_warnings
 
     for warning in (*plan_warnings([item.target for item in done.files]), *done.warnings):

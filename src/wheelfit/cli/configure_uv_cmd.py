@@ -23,6 +23,7 @@ from .app import (
     TimeoutOpt,
     TorchBackendOpt,
     knowledge,
+    session,
 )
 from .configure_cmd import configure_app
 
@@ -66,14 +67,13 @@ def configure_uv(
     from ..fetch.deadline import index_deadline
     from ..integrations.uv_project import configure_uv as run
 
+    where = api.MachineOptions(sysroot=sysroot, probe_timeout=probe_timeout)
+    options = api.PlanOptions(kb=knowledge(kb_file), pytorch_index=pytorch_index, allow_cpu=allow_cpu, pre=pre,
+                              torch_backend=torch_backend, require_gpu=require_gpu)  # fmt: skip
     deadline = index_deadline(os.environ, "plan")
-    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
-        done = run(
-            project, targets or [], environ=os.environ, network=net, sysroot=sysroot, probe_timeout=probe_timeout,
-            write=not (dry_run or check), kb=knowledge(kb_file), pytorch_index=pytorch_index,
-            replace_sources=replace_sources,
-            torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
-        )  # fmt: skip
+    with session(offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
+        done = run(project, targets or [], where, options, environ=os.environ, network=net,
+                   write=not (dry_run or check), replace_sources=replace_sources)  # fmt: skip
     for warning in done.warnings:
         sys.stderr.write(f"wheelfit: warning: {warning}\n")
     builds = ", ".join(f"{b.extra or b.name}: torch {b.torch} from {b.index}" for b in done.builds)

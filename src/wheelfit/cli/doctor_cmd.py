@@ -24,6 +24,7 @@ from .app import (
     app,
     knowledge,
     print_json,
+    session,
 )
 from .install_cmd import PythonOpt
 
@@ -55,14 +56,12 @@ def doctor(
     from .. import api
     from ..fetch.deadline import index_deadline
 
-    kb = knowledge(kb_file)
+    machine = api.MachineOptions(target, sysroot, probe_timeout)
+    options = api.PlanOptions(kb=knowledge(kb_file), pytorch_index=pytorch_index, variant_index=variant_index)
     deadline = index_deadline(os.environ, "plan")
-    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
-        outcome = api.doctor_environment(
-            environ=os.environ, network=net, python=python, target=target, sysroot=sysroot,
-            probe_timeout=probe_timeout, kb=kb, pytorch_index=pytorch_index, variant_index=variant_index,
-            today=datetime.date.today().isoformat(),
-        )  # fmt: skip
+    with session(offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
+        outcome = api.doctor_environment(python, machine, options, environ=os.environ, network=net,
+                                         today=datetime.date.today().isoformat())  # fmt: skip
     where = _Where(outcome.env.executable, target, pytorch_index)
     if as_json:
         print_json(_to_dict(outcome.diagnosis, where, outcome.fix_plan.to_dict() if outcome.fix_plan else None))

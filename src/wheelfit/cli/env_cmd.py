@@ -29,6 +29,7 @@ from .app import (
     VariantIndexOpt,
     app,
     knowledge,
+    session,
 )
 
 if TYPE_CHECKING:
@@ -109,17 +110,15 @@ def env(
         from ..integrations.github import output_path
 
         output_path(os.environ)  # no $GITHUB_OUTPUT: say so before detecting and planning
-    kb = knowledge(kb_file)
-    with api.network(
-        os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=index_deadline(os.environ, "plan")
-    ) as net:
-        values = env_values(
-            requirements or ["torch"], targets or [], environ=os.environ, network=net, sysroot=sysroot,
-            probe_timeout=probe_timeout, kb=kb, pytorch_index=pytorch_index, variant_index=variant_index,
-            allow_cpu=allow_cpu, pre=pre, torch_backend=torch_backend, force=force_build,
-            allow_hsa_override=allow_hsa_override, require_gpu=require_gpu,
-            extension_sources=api.extension_sources(net, find_links or (), os.environ),
-        )  # fmt: skip
+    where = api.MachineOptions(sysroot=sysroot, probe_timeout=probe_timeout)
+    options = api.PlanOptions(
+        kb=knowledge(kb_file), pytorch_index=pytorch_index, variant_index=variant_index,
+        find_links=tuple(find_links or ()), allow_cpu=allow_cpu, pre=pre, torch_backend=torch_backend,
+        force=force_build, allow_hsa_override=allow_hsa_override, require_gpu=require_gpu,
+    )  # fmt: skip
+    deadline = index_deadline(os.environ, "plan")
+    with session(offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
+        values = env_values(requirements or ["torch"], targets or [], where, options, environ=os.environ, network=net)
     output = draw(values, os.environ)
     apply_output(output)
     for line in output.stderr:

@@ -30,6 +30,7 @@ from .app import (
     app,
     knowledge,
     print_json,
+    session,
 )
 
 if TYPE_CHECKING:
@@ -143,49 +144,28 @@ def install(
     from ..fetch.deadline import index_deadline
     from .progress import Downloads
 
-    kb = knowledge(kb_file)
+    where = api.MachineOptions(target, sysroot, probe_timeout, tuple(disable or ()))
+    options = api.PlanOptions(
+        kb=knowledge(kb_file), pytorch_index=pytorch_index, variant_index=variant_index, index_url=index_url,
+        extra_index_urls=tuple(extra_index_url or ()), find_links=tuple(find_links or ()), allow_cpu=allow_cpu,
+        pre=pre, torch_backend=torch_backend, force=force_build, allow_hsa_override=allow_hsa_override,
+        require_gpu=require_gpu,
+    )  # fmt: skip
+    how = api.InstallOptions(
+        python=python, installer=installer, dry_run=dry_run, verify_after=not no_verify,
+        requirement_files=tuple(requirement or ()), constraint_files=tuple(constraint or ()), upgrade=upgrade,
+        reinstall=reinstall, no_deps=no_deps, no_index=no_index, system=system, recover=recover,
+        snapshot=not no_snapshot,
+    )  # fmt: skip
     with (
         Downloads(quiet=as_json or quiet) as downloads,
-        api.network(
-            os.environ, offline=offline, progress=downloads.update, timeout=http_timeout, cert=cert,
-            deadline=index_deadline(os.environ, "install"),
-        ) as net,
-    ):
+        session(offline=offline, progress=downloads.update, timeout=http_timeout, cert=cert,
+                deadline=index_deadline(os.environ, "install")) as net,
+    ):  # fmt: skip
         outcome = api.install_requirements(
-            requirements or (),
-            environ=os.environ,
-            network=net,
-            python=python,
-            target=target,
-            sysroot=sysroot,
-            probe_timeout=probe_timeout,
-            disabled=disable or (),
-            installer=installer,
-            kb=kb,
-            pytorch_index=pytorch_index,
-            variant_index=variant_index,
-            index_url=index_url,
-            dry_run=dry_run,
-            allow_cpu=allow_cpu,
-            pre=pre,
-            torch_backend=torch_backend,
-            force=force_build,
-            allow_hsa_override=allow_hsa_override,
-            require_gpu=require_gpu,
-            verify_after=not no_verify,
+            requirements or (), where, options, how, environ=os.environ, network=net,
             wrap_backend=None if as_json or quiet else _renderer_loading,
-            extra_index_urls=extra_index_url or (),
-            find_links=find_links or (),
-            upgrade=upgrade,
-            reinstall=reinstall,
-            no_deps=no_deps,
-            system=system,
-            requirement_files=requirement or (),
-            constraint_files=constraint or (),
-            no_index=no_index,
-            recover=recover,
-            snapshot=not no_snapshot,
-        )
+        )  # fmt: skip
     if as_json:
         print_json(outcome.to_dict())
     elif not quiet:

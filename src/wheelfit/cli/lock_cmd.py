@@ -25,6 +25,7 @@ from .app import (
     TorchBackendOpt,
     app,
     knowledge,
+    session,
 )
 
 __all__ = ["lock"]
@@ -73,17 +74,19 @@ def lock(
     """Write a lock file (PEP 751 pylock.toml, or hash-pinned requirements) for this machine or each --target."""
     from .. import api
     from ..fetch.deadline import index_deadline
+    from ..integrations.lock import LockOutput
     from ..integrations.lock import lock as write_locks
 
-    kb = knowledge(kb_file)
+    where = api.MachineOptions(sysroot=sysroot, probe_timeout=probe_timeout)
+    options = api.PlanOptions(
+        kb=knowledge(kb_file), pytorch_index=pytorch_index, index_url=index_url, find_links=tuple(find_links or ()),
+        allow_cpu=allow_cpu, pre=pre, torch_backend=torch_backend, require_gpu=require_gpu,
+    )  # fmt: skip
     deadline = index_deadline(os.environ, "install")
-    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
+    with session(offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
         done = write_locks(
-            requirements or [], requirement_files or [], targets or [], output, fmt=fmt, environ=os.environ,
-            network=net, cwd=Path.cwd(), sysroot=sysroot, probe_timeout=probe_timeout,
-            pytorch_index=pytorch_index, index_url=index_url, kb=kb,
-            torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
-            extension_sources=api.extension_sources(net, find_links or (), os.environ),
+            requirements or [], requirement_files or [], targets or [], where, options,
+            LockOutput(output, fmt, Path.cwd()), environ=os.environ, network=net,
         )  # fmt: skip
     from ..integrations.targets import plan_warnings
 

@@ -23,6 +23,7 @@ from .app import (
     TorchBackendOpt,
     app,
     knowledge,
+    session,
 )
 from .configure_uv_cmd import ProjectOpt
 
@@ -51,13 +52,12 @@ def sync(
     from ..fetch.deadline import index_deadline
     from ..integrations.uv_sync import choose_build, run_uv_sync
 
+    where = api.MachineOptions(target, sysroot, probe_timeout)
+    options = api.PlanOptions(kb=knowledge(kb_file), pytorch_index=pytorch_index, allow_cpu=allow_cpu, pre=pre,
+                              torch_backend=torch_backend, require_gpu=require_gpu)  # fmt: skip
     deadline = index_deadline(os.environ, "plan")
-    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
-        choice = choose_build(
-            project, target, list(ctx.args), environ=os.environ, network=net, sysroot=sysroot,
-            probe_timeout=probe_timeout, kb=knowledge(kb_file), pytorch_index=pytorch_index,
-            torch_backend=torch_backend, pre=pre, allow_cpu=allow_cpu, require_gpu=require_gpu,
-        )  # fmt: skip
+    with session(offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
+        choice = choose_build(project, list(ctx.args), where, options, environ=os.environ, network=net)
     b = choice.build
     sys.stderr.write(f"wheelfit: {b.extra or b.name}: torch {b.torch} ({b.variant}, {choice.why})\n")
     sys.stderr.flush()

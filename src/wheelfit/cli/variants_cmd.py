@@ -51,7 +51,7 @@ def rank(
     from .. import api
 
     name, metadata = _variants_file(source)
-    here = api.machine(target, environ=os.environ, sysroot=sysroot, probe_timeout=probe_timeout)
+    here = api.machine(api.MachineOptions(target, sysroot, probe_timeout), environ=os.environ)
     notes = here.notes
     ranking = api.rank(metadata, here, environ=os.environ, enable_optional=enable_optional or ())
     if as_json:

@@ -22,6 +22,7 @@ from .app import (
     app,
     knowledge,
     print_json,
+    session,
 )
 from .install_cmd import PythonOpt
 
@@ -56,21 +57,12 @@ def verify(
     from .. import api
     from ..fetch.deadline import index_deadline
 
-    kb = knowledge(kb_file)
+    where = api.MachineOptions(target, sysroot, probe_timeout)
+    options = api.PlanOptions(kb=knowledge(kb_file), pytorch_index=pytorch_index, variant_index=variant_index)
     deadline = index_deadline(os.environ, "plan")
-    with api.network(os.environ, offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
-        outcome = api.verify_environment(
-            environ=os.environ,
-            network=net,
-            python=python,
-            target=target,
-            sysroot=sysroot,
-            probe_timeout=probe_timeout,
-            kb=kb,
-            pytorch_index=pytorch_index,
-            variant_index=variant_index,
-            today=datetime.date.today().isoformat(),
-        )
+    with session(offline=offline, timeout=http_timeout, cert=cert, deadline=deadline) as net:
+        outcome = api.verify_environment(python, where, options, environ=os.environ, network=net,
+                                         today=datetime.date.today().isoformat())  # fmt: skip
     records = None
     if record:  # after torch's verdict: a missing torch is reported as without --record
         from ..install.installed_record import check_installed_records

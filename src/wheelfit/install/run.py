@@ -36,11 +36,11 @@ from .transaction import (
 if TYPE_CHECKING:
     from ..fetch.wheels import ProgressCallback
 
-__all__ = ["InstallOptions", "InstallResult", "recover_first", "run_install"]
+__all__ = ["BackendOptions", "InstallResult", "recover_first", "run_install"]
 
 
 @dataclass(frozen=True)
-class InstallOptions:
+class BackendOptions:
     """How to install, beyond the install set: where the rest comes from, and pip's and uv's switches."""
 
     #: The only index for everything that is not torch-family.
@@ -109,7 +109,7 @@ class InstallResult:
 
 
 def run_install(
-    plan: Plan | None, wanted: InstallSet, env: TargetEnv, installer: Installer, options: InstallOptions
+    plan: Plan | None, wanted: InstallSet, env: TargetEnv, installer: Installer, options: BackendOptions
 ) -> InstallResult:
     """Hand ``wanted`` to the backend for ``env``, or with ``options.dry_run`` say what that would do and change
     nothing in ``env``. All or nothing: the environment is snapshotted first and restored if the backend fails
@@ -179,7 +179,7 @@ def _run(
     request: BackendRequest,
     wanted: InstallSet,
     env: TargetEnv,
-    options: InstallOptions,
+    options: BackendOptions,
     preview: BackendResult | None,
 ) -> BackendResult:
     """The backend's install, inside a snapshot restored if it fails or is interrupted (when snapshots are on)."""

@@ -29,10 +29,13 @@ class Wanted:
     constraints: tuple[str, ...] = ()
     #: Extras asked for on torch-family packages: ``{"torch": ("opt-einsum",)}``.
     extras: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Packages built against torch (flash-attn, torch-scatter), taken out of :attr:`other`: planned with torch,
+    #: each installed as the file built for it (:mod:`wheelfit.stack`).
+    extensions: tuple[Requirement, ...] = ()
 
     @property
     def asks_family(self) -> bool:
-        return bool(self.family or self.direct)
+        return bool(self.family or self.direct or self.extensions)
 
 
 def _parse(text: str) -> Requirement:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError, WheelfitError
 
 if TYPE_CHECKING:
-    from ..api import Network
+    from ..app.session import Network
+    from ..options import MachineOptions, PlanOptions
     from ..resolve.plan import Rejection
     from .targets import TargetPlan
 
@@ -265,18 +266,14 @@ Renderer = Callable[[Sequence[CiValues], Mapping[str, str]], EnvOutput]
 def env_values(
     requirements: Sequence[str],
     targets: Sequence[str],
+    where: MachineOptions,
+    options: PlanOptions,
     *,
     environ: Mapping[str, str],
     network: Network | None,
-    sysroot: Path | None = None,
-    probe_timeout: float = 15.0,
-    **plan_options: Any,
 ) -> list[CiValues]:
     """Plan ``requirements`` for each target (this machine when none) and give each plan's CI values."""
     from .targets import plan_targets
 
-    found = plan_targets(
-        requirements or ["torch"], targets, environ=environ, network=network, sysroot=sysroot,
-        probe_timeout=probe_timeout, **plan_options,
-    )  # fmt: skip
+    found = plan_targets(requirements or ["torch"], targets, where, options, environ=environ, network=network)
     return [ci_values(f) for f in found]

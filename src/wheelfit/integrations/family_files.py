@@ -14,7 +14,7 @@ from ..install.install_set import FamilyFile, Platform
 from ..kinds import Mode
 
 if TYPE_CHECKING:
-    from ..api import Network
+    from ..app.session import Network
     from ..install.sources import IndexPages
     from ..resolve import Machine
     from ..resolve.plan import Plan

@@ -26,12 +26,13 @@ from ..install.family import is_torch_family
 from .family_files import FamilyFile, LockError, locked_files
 
 if TYPE_CHECKING:
-    from ..api import Network
+    from ..app.session import Network
     from ..index.config import IndexConfig
+    from ..options import MachineOptions, PlanOptions
     from ..resolve import Machine
     from .targets import TargetPlan
 
-__all__ = ["LockedTarget", "lock", "lock_target", "output_paths"]
+__all__ = ["LockOutput", "LockedTarget", "lock", "lock_target", "output_paths"]
 
 _PYLOCK_NAME = re.compile(r"^pylock(\.[^.]+)?\.toml$")
 
@@ -64,37 +65,44 @@ def output_paths(output: Path, fmt: str, names: Sequence[str]) -> list[Path]:
     return [output.with_name(f"{output.stem}.{name}{output.suffix or '.txt'}") for name in names]
 
 
+@dataclass(frozen=True)
+class LockOutput:
+    """What ``wheelfit lock`` writes: the file (one per target beside it for several), its format (``pylock`` or
+    ``requirements``; ``None``: by the file's name), and where the ``-r`` files' relative paths are read from."""
+
+    path: Path
+    fmt: str | None = None
+    cwd: Path = Path()
+
+
 def lock(
     requirements: Sequence[str],
     requirement_files: Sequence[str],
     targets: Sequence[str],
-    output: Path,
+    where: MachineOptions,
+    options: PlanOptions,
+    out: LockOutput,
     *,
-    fmt: str | None,
     environ: Mapping[str, str],
     network: Network,
-    cwd: Path,
-    sysroot: Path | None = None,
-    probe_timeout: float = 15.0,
-    python: str | None = None,
-    pytorch_index: str | None = None,
-    index_url: str | None = None,
-    **plan_options: Any,
 ) -> list[LockedTarget]:
     """Lock ``requirements`` (and ``-r`` files) for each of ``targets`` (this machine when none) and write the
-    files; ``fmt`` ``pylock`` or ``requirements`` (``None``: ``requirements`` for a ``.txt`` output)."""
+    files, all or none."""
+    from dataclasses import replace
+
     from ..index.config import resolve_index_config
+    from ..kb.extensions import extensions
     from ..requirements import read_file, read_requirements
     from .targets import plan_targets
 
-    kind = fmt or ("requirements" if output.suffix == ".txt" else "pylock")
+    output = out.path
+    kind = out.fmt or ("requirements" if output.suffix == ".txt" else "pylock")
     if kind not in ("pylock", "requirements"):
-        raise UsageError(f"--format {fmt}: use pylock or requirements")
+        raise UsageError(f"--format {out.fmt}: use pylock or requirements")
     reqs = read_requirements(
-        requirements, requirement_files, reader=read_file, cwd=str(cwd), environ=environ, index_url=index_url
-    )
-    from ..kb.extensions import extensions
-
+        requirements, requirement_files, reader=read_file, cwd=str(out.cwd), environ=environ,
+        index_url=options.index_url,
+    )  # fmt: skip
     built = extensions()  # flash-attn, torch-scatter: planned with torch, locked as the files built for it
     family, _other = reqs.split(lambda name: is_torch_family(name) or canonicalize_name(name) in built)
     for req in family:
@@ -103,12 +111,9 @@ def lock(
                 f"{req.origin}: {req.text}: a lock plans the torch family from the PyTorch index; "
                 f"give {req.name} by name and version"
             )
-    config = resolve_index_config(environ, pytorch_index=pytorch_index, index_url=reqs.index_url)
-    plans = plan_targets(
-        [r.spec for r in family], targets, environ=environ, network=network, sysroot=sysroot,
-        probe_timeout=probe_timeout, python=python, pytorch_index=pytorch_index, index_url=reqs.index_url,
-        **plan_options,
-    )  # fmt: skip
+    options = replace(options, index_url=reqs.index_url)
+    config = resolve_index_config(environ, pytorch_index=options.pytorch_index, index_url=reqs.index_url)
+    plans = plan_targets([r.spec for r in family], targets, where, options, environ=environ, network=network)
     paths = output_paths(output, kind, [p.name for p in plans])
     locked: dict[Path, LockedTarget] = {}
     for tp, path in zip(plans, paths, strict=True):

@@ -17,18 +17,20 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from .family_files import FamilyFile, locked_files
 
 if TYPE_CHECKING:
-    from ..api import Network
+    from ..app.session import Network
+    from ..options import MachineOptions, PlanOptions
     from .targets import TargetPlan
 
 __all__ = [
     "PipConfig",
     "PipConfigured",
+    "PipOutput",
     "configure_pip",
     "pip_config_files",
     "pytorch_index_warnings",
@@ -52,6 +54,14 @@ class PipConfig:
 
 
 @dataclass(frozen=True)
+class PipOutput:
+    """Where ``configure pip`` writes (``None``: standard output), and whether as a constraints file (``-c``)."""
+
+    path: Path | None = None
+    constraints: bool = False
+
+
+@dataclass(frozen=True)
 class PipConfigured:
     """What ``configure pip`` made: one file per distinct build, and the warnings about pip's own settings."""
 
@@ -62,19 +72,16 @@ class PipConfigured:
 def configure_pip(
     requirements: Sequence[str],
     targets: Sequence[str],
-    output: Path | None,
+    where: MachineOptions,
+    options: PlanOptions,
+    output: PipOutput,
     *,
-    constraints: bool = False,
     environ: Mapping[str, str],
     home: Path,
     network: Network,
-    sysroot: Path | None = None,
-    probe_timeout: float = 15.0,
-    pytorch_index: str | None = None,
-    **plan_options: Any,
 ) -> PipConfigured:
-    """The file(s) for ``requirements`` (default torch) on each target, written when ``output`` is given (one per
-    target beside it, ``<stem>.<name>.txt``, for several); ``home`` is where pip looks for the user's config."""
+    """The file(s) for ``requirements`` (default torch) on each target, written when ``output.path`` is given (one
+    per target beside it, ``<stem>.<name>.txt``, for several); ``home`` is where pip looks for the user's config."""
     from ..index.config import resolve_index_config
     from ..resolve import Machine
     from ..userfiles import Write, write_files
@@ -83,10 +90,7 @@ def configure_pip(
     for req in requirements:
         if "@" in req or "/" in req:
             raise UsageError(f"{req}: configure pip plans torch-family packages by name; give a name and version")
-    plans = plan_targets(
-        list(requirements), targets, environ=environ, network=network, sysroot=sysroot,
-        probe_timeout=probe_timeout, pytorch_index=pytorch_index, **plan_options,
-    )  # fmt: skip
+    plans = plan_targets(list(requirements), targets, where, options, environ=environ, network=network)
     names = [p.name for p in plans]
     several = len(set(names)) > 1
     done: dict[str, PipConfig] = {}
@@ -94,12 +98,12 @@ def configure_pip(
         if tp.name in done:
             continue
         files = locked_files(tp.plan, Machine.from_report(tp.target.report), network)
-        path = output
-        if output is not None and several:
-            path = output.with_name(f"{output.stem}.{tp.name}{output.suffix or '.txt'}")
-        done[tp.name] = PipConfig(tp, files, render_pip_file(tp, files, constraints=constraints), path)
+        path = output.path
+        if path is not None and several:
+            path = path.with_name(f"{path.stem}.{tp.name}{path.suffix or '.txt'}")
+        done[tp.name] = PipConfig(tp, files, render_pip_file(tp, files, constraints=output.constraints), path)
     write_files([Write(item.path, item.text.encode("utf-8")) for item in done.values() if item.path is not None])
-    base = resolve_index_config(environ, pytorch_index=pytorch_index).pytorch_base
+    base = resolve_index_config(environ, pytorch_index=options.pytorch_index).pytorch_base
     warnings = pytorch_index_warnings(environ, base, pip_config_files(environ, home))
     return PipConfigured(tuple(done.values()), tuple(warnings))
 

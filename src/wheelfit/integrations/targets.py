@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..api import Network, Target
+    from ..app.machine import Target
+    from ..app.session import Network
+    from ..options import MachineOptions, PlanOptions
     from ..resolve.plan import Plan
 
 __all__ = ["TargetPlan", "plan_targets", "plan_warnings", "target_names"]
@@ -38,24 +39,25 @@ def plan_warnings(plans: Sequence[TargetPlan]) -> tuple[str, ...]:
 def plan_targets(
     requirements: Sequence[str],
     targets: Sequence[str],
+    where: MachineOptions,
+    options: PlanOptions,
     *,
     environ: Mapping[str, str],
     network: Network | None,
-    sysroot: Path | None = None,
-    probe_timeout: float = 15.0,
-    python: str | None = None,
-    **plan_options: Any,
 ) -> list[TargetPlan]:
-    """Plan ``requirements`` for each of ``targets`` (specs or saved reports), or for this machine when there are
-    none; ``plan_options`` are :func:`wheelfit.api.plan`'s keywords. Targets that plan the same build on the same
-    platform and Python get the same name: they need the same files."""
-    from .. import api
+    """Plan ``requirements`` for each of ``targets`` (specs or saved reports), or for the machine ``where`` finds
+    when there are none. Targets that plan the same build on the same platform and Python get the same name: they
+    need the same files."""
+    from dataclasses import replace
 
-    wanted: Sequence[str | None] = list(targets) or [None]
+    from ..app.machine import machine
+    from ..app.plan import plan
+
+    wanted: Sequence[str | None] = list(targets) or [where.target]
     found: list[tuple[str | None, Target, Plan]] = []
     for spec in wanted:
-        here = api.machine(spec, environ=environ, sysroot=sysroot, probe_timeout=probe_timeout, python=python)
-        found.append((spec, here, api.plan(requirements, here, environ=environ, network=network, **plan_options)))
+        here = machine(replace(where, target=spec), environ=environ)
+        found.append((spec, here, plan(requirements, here, options, environ=environ, network=network)))
     names = target_names([p for _, _, p in found])
     return [TargetPlan(name, spec, here, p) for name, (spec, here, p) in zip(names, found, strict=True)]
 

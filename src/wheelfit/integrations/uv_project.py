@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     import tomlkit.items
     from tomlkit.toml_document import TOMLDocument
 
-    from ..api import Network
+    from ..app.session import Network
+    from ..options import MachineOptions, PlanOptions
     from .targets import TargetPlan
 
 __all__ = ["Build", "Configured", "configure_uv", "read_builds", "render_pyproject", "torch_family_requirements"]
@@ -92,32 +93,30 @@ class Configured:
 def configure_uv(
     project: Path,
     targets: Sequence[str],
+    where: MachineOptions,
+    options: PlanOptions,
     *,
     environ: Mapping[str, str],
     network: Network | None,
-    sysroot: Path | None = None,
-    probe_timeout: float = 15.0,
     write: bool = True,
     replace_sources: bool = False,
-    **plan_options: Any,
 ) -> Configured:
     """Plan the torch-family packages ``project``'s ``pyproject.toml`` uses for each of ``targets`` (this machine
     when none) and write the uv configuration for them (unless ``write`` is false: ``--dry-run``, ``--check``)."""
+    from dataclasses import replace
+
     from .targets import plan_targets, plan_warnings
 
     path = pyproject_path(project)
     before = read_project_file(path)
     doc = _parse(before, path)
     wanted = torch_family_requirements(doc) or ["torch"]
-    if plan_options.get("pytorch_index") is None and _recorded(doc).get("pytorch-index"):
-        plan_options["pytorch_index"] = str(_recorded(doc)["pytorch-index"])
-    plans = plan_targets(
-        wanted, targets, environ=environ, network=network, sysroot=sysroot, probe_timeout=probe_timeout,
-        **plan_options,
-    )  # fmt: skip
+    if options.pytorch_index is None and _recorded(doc).get("pytorch-index"):
+        options = replace(options, pytorch_index=str(_recorded(doc)["pytorch-index"]))
+    plans = plan_targets(wanted, targets, where, options, environ=environ, network=network)
     tritons = _tritons(plans, network) if network is not None else {}
     after, builds = render_pyproject(
-        before, wanted, plans, pytorch_index=plan_options.get("pytorch_index"), replace_sources=replace_sources,
+        before, wanted, plans, pytorch_index=options.pytorch_index, replace_sources=replace_sources,
         tritons=tritons,
     )  # fmt: skip
     after = _same_line_endings(before, after)

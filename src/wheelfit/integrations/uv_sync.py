@@ -11,13 +11,14 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import WheelfitError
 from .uv_project import Build, read_builds
 
 if TYPE_CHECKING:
-    from ..api import Network
+    from ..app.session import Network
+    from ..options import MachineOptions, PlanOptions
 
 __all__ = ["SyncChoice", "choose_build", "run_uv_sync"]
 
@@ -34,30 +35,28 @@ class SyncChoice:
 
 def choose_build(
     project: Path,
-    target: str | None,
     uv_args: Sequence[str],
+    where: MachineOptions,
+    options: PlanOptions,
     *,
     environ: Mapping[str, str],
     network: Network | None,
-    sysroot: Path | None = None,
-    probe_timeout: float = 15.0,
     uv: str | None = None,
-    **plan_options: Any,
 ) -> SyncChoice:
-    """This machine's (or ``target``'s) build among those ``project`` records, and the ``uv sync`` for it."""
+    """This machine's (or ``where.target``'s) build among those ``project`` records, and the ``uv sync`` for it."""
+    target = where.target
     path, recorded, builds = read_builds(project)
     chosen = next((b for b in builds if target and b.target == target), None)
     why = "recorded target"
     if chosen is None:
+        from dataclasses import replace
+
         from .targets import plan_targets
 
-        if plan_options.get("pytorch_index") is None and recorded.get("pytorch-index"):
-            plan_options["pytorch_index"] = str(recorded["pytorch-index"])
+        if options.pytorch_index is None and recorded.get("pytorch-index"):
+            options = replace(options, pytorch_index=str(recorded["pytorch-index"]))
         requirements = [str(r) for r in recorded.get("requirements", [])] or ["torch"]
-        (here,) = plan_targets(
-            requirements, [target] if target else [], environ=environ, network=network, sysroot=sysroot,
-            probe_timeout=probe_timeout, **plan_options,
-        )  # fmt: skip
+        (here,) = plan_targets(requirements, [], where, options, environ=environ, network=network)
         p = here.plan
         same = [b for b in builds if b.variant == p.variant]
         exact = [b for b in same if (b.platform, b.python) == (p.platform, p.python)]
