@@ -118,7 +118,7 @@ def test_the_typo_rule(name: str, meant: str | None) -> None:
 
 
 def test_no_torch_family_name_is_ever_a_typo() -> None:
-    from wheelfit.install.family import TORCH_FAMILY
+    from wheelfit.family import TORCH_FAMILY
     from wheelfit.resolve.request import misspelt
 
     assert [name for name in sorted(TORCH_FAMILY) if misspelt(name)] == []

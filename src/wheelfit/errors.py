@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ProviderError", "ReportError", "UsageError", "WheelfitError", "clip", "first_line"]
+__all__ = ["Interrupted", "ProviderError", "ReportError", "UsageError", "WheelfitError", "clip", "first_line"]
 
 
 class WheelfitError(Exception):
@@ -12,6 +12,12 @@ class WheelfitError(Exception):
 class UsageError(WheelfitError):
     """What the user typed cannot be read (an unknown ``--target`` key or value, a malformed option): exit
     status 2, as uv's and click's usage errors. Everything else wheelfit refuses is a failure (1)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C) while this thread waited (on the network, on another install's lock); it
+    stops here. A ``KeyboardInterrupt``, so no ``except Exception`` on the way swallows it and the command line
+    exits 130."""
 
 
 class ReportError(WheelfitError, ValueError):

@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from .errors import WheelfitError
-from .fetch.watch import Interrupted
+from .errors import Interrupted, WheelfitError
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -51,7 +50,7 @@ def file_lock(
     """Hold an exclusive lock on ``path`` (created, with its directory, if needed) for the block.
 
     ``on_wait`` is called once if the lock is busy, so the caller can tell the user why it pauses; while it
-    waits, ``cancelled()`` turning true raises :class:`~wheelfit.fetch.watch.Interrupted`. After ``timeout``
+    waits, ``cancelled()`` turning true raises :class:`~wheelfit.errors.Interrupted`. After ``timeout``
     seconds, ``error(message)`` is raised: one line naming the lock file, ``what`` it guards and its holder.
     A lock file that cannot be created raises ``cannot_open(exc)`` if given, else the ``OSError`` itself.
     """

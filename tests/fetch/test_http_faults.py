@@ -26,7 +26,7 @@ from wheelfit.fetch import DownloadError, HTTPStatusError, NetworkError, Redirec
 from wheelfit.fetch.http import get
 from wheelfit.fetch.wheels import WheelStore
 from wheelfit.index.client import IndexClient
-from wheelfit.index.links import FileLink
+from wheelfit.simple.links import FileLink
 
 WHEEL = "demo-1.0-py3-none-any.whl"
 RTX_3090 = "cuda=8.6,driver=580.95.05"

@@ -16,10 +16,11 @@ import pytest
 
 from tests.support.hung import hung_server
 from tests.support.static import serve_directory
+from wheelfit.errors import Interrupted
 from wheelfit.fetch import Progress, make_client
-from wheelfit.fetch.watch import Interrupted, Watch, sigint_cancels
+from wheelfit.fetch.watch import Watch, sigint_cancels
 from wheelfit.fetch.wheels import WheelStore
-from wheelfit.index.links import FileLink
+from wheelfit.simple.links import FileLink
 
 #: Over the store's 1 MiB read size, trickled at a MiB a second: cancelled after its first MiB, well before its end.
 SIZE = 3 << 20

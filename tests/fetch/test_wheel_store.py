@@ -15,7 +15,7 @@ from tests.support.raw_http import Conn, RawRequest, raw_server, reply
 from tests.support.static import serve_directory
 from wheelfit.fetch import DownloadError, HashMismatchError, Progress, TruncatedDownloadError, make_client
 from wheelfit.fetch.wheels import WheelStore
-from wheelfit.index.links import FileLink
+from wheelfit.simple.links import FileLink
 
 WHEEL = "demo-1.0-py3-none-any.whl"
 BODY = b"wheel bytes " * 1000

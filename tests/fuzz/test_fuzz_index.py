@@ -1,4 +1,4 @@
-"""Fuzz targets: simple-repository project pages, PEP 503 HTML and PEP 691 JSON (``wheelfit.index.links``), and
+"""Fuzz targets: simple-repository project pages, PEP 503 HTML and PEP 691 JSON (``wheelfit.simple.links``), and
 the METADATA reader of the install set (``wheelfit.install.install_set.parse_metadata``) (issue 15).
 
 Contract: ``parse_page``, ``parse_html`` and ``parse_json`` return a :class:`ProjectPage` or raise
@@ -18,10 +18,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from packaging.requirements import Requirement
 
-from wheelfit.index import FileLink, IndexPageError, parse_html, parse_json
-from wheelfit.index.links import HTML_TYPES, JSON_TYPE, ProjectPage, parse_page
 from wheelfit.install.errors import InstallError
 from wheelfit.install.install_set import parse_metadata
+from wheelfit.simple import FileLink, IndexPageError, parse_html, parse_json
+from wheelfit.simple.links import HTML_TYPES, JSON_TYPE, ProjectPage, parse_page
 
 from .strategies import binary_text, mutated_json, near_valid, texts
 

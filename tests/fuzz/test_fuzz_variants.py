@@ -2,7 +2,7 @@
 names (with and without a variant label), ``*-variants.json`` file names, dependency markers with the variant
 variables, and a variant wheel's ``Requires-Dist`` (issue 15).
 
-Contract (wheelfit.variants, wheelfit.index.filenames): ``loads``, ``parse_dist_info``, ``VariantProperty.parse``,
+Contract (wheelfit.variants, wheelfit.simple.filenames): ``loads``, ``parse_dist_info``, ``VariantProperty.parse``,
 ``feature_key``, ``parse_wheel_name`` (variants), ``requirement_applies``, ``evaluate_marker``, ``reduce_marker`` and
 ``dependencies`` return a value or raise ``VariantError`` (a ``WheelfitError``), never anything else; the index's
 ``parse_wheel_name``, ``metadata_file_version`` and ``legacy_variant`` never raise. What they return holds: labels,
@@ -18,9 +18,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from packaging.version import Version
 
-from wheelfit.index.filenames import parse_wheel_name as parse_index_wheel_name
+from wheelfit.candidates.variants import dependencies, metadata_file_version
+from wheelfit.simple.filenames import parse_wheel_name as parse_index_wheel_name
 from wheelfit.variants import VariantError
-from wheelfit.variants.candidates import dependencies, metadata_file_version
 from wheelfit.variants.filename import parse_wheel_name
 from wheelfit.variants.legacy import legacy_variant
 from wheelfit.variants.markers import VariantEnvironment, evaluate_marker, reduce_marker, requirement_applies

@@ -12,16 +12,9 @@ from tests.support import StartServer
 from tests.support.index_server import Faults, IndexServer
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit.fetch import Cache, NetworkError, RetryPolicy, make_client
-from wheelfit.index import (
-    DEFAULT_INDEX_URL,
-    DEFAULT_PYTORCH_INDEX,
-    IndexConfigError,
-    IndexPageError,
-    OfflineError,
-    ProjectNotFoundError,
-    resolve_index_config,
-)
 from wheelfit.index.client import IndexClient
+from wheelfit.index.config import DEFAULT_INDEX_URL, DEFAULT_PYTORCH_INDEX, IndexConfigError, resolve_index_config
+from wheelfit.simple import IndexPageError, OfflineError, ProjectNotFoundError
 
 NO_WAIT = RetryPolicy(retries=3, sleep=lambda _s: None)
 

@@ -12,8 +12,8 @@ from tests.support import StartServer
 from tests.support.index_server import Faults
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit.fetch import Cache, make_client
-from wheelfit.index import FileLink, IndexPageError, OfflineError, parse_html, parse_json
 from wheelfit.index.client import IndexClient
+from wheelfit.simple import FileLink, IndexPageError, OfflineError, parse_html, parse_json
 
 PAGE = "https://download.pytorch.org/whl/cu128/torch/"
 SHA = "a" * 64

@@ -17,8 +17,8 @@ from wheelfit.errors import UsageError
 from wheelfit.fetch.cache import Cache
 from wheelfit.index.client import IndexClient
 from wheelfit.index.config import IndexConfigError, resolve_index_config
-from wheelfit.index.errors import IndexPageError, ProjectNotFoundError
 from wheelfit.index.local import BackendIndex, backend_index, resolve_find_links
+from wheelfit.simple.errors import IndexPageError, ProjectNotFoundError
 
 RTX_4090 = "cuda=8.9,driver=580.95.05"
 GTX_1080 = "cuda=6.1,driver=580.95.05"

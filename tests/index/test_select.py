@@ -10,8 +10,8 @@ from packaging.tags import Tag, parse_tag
 from tests.support import StartServer
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit.fetch import make_client
-from wheelfit.index import FileLink, NoMatchingFileError, parse_wheel_name, select_wheel
 from wheelfit.index.client import IndexClient
+from wheelfit.simple import FileLink, NoMatchingFileError, parse_wheel_name, select_wheel
 
 #: A CPython 3.12 Linux x86_64 machine, most preferred first (a short version of packaging.tags.sys_tags()).
 TAGS: list[Tag] = [

@@ -16,7 +16,6 @@ from packaging.tags import Tag
 
 from tests.support.wheels import make_torch_like, make_wheel
 from wheelfit import api
-from wheelfit.index.links import FileLink
 from wheelfit.install.backend import BackendRequest, BackendResult
 from wheelfit.install.errors import BackendError, WheelNotFoundError
 from wheelfit.install.install_set import (
@@ -31,6 +30,7 @@ from wheelfit.install.run import BackendOptions
 from wheelfit.install.target_env import TargetEnv
 from wheelfit.probe.target import load_target
 from wheelfit.resolve import Plan
+from wheelfit.simple.links import FileLink
 
 GTX_1080 = "cuda=6.1,driver=580.95.05"
 

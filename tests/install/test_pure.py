@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wheelfit.install.family import is_torch_family
+from wheelfit.family import is_torch_family
 from wheelfit.install.verify import TorchFacts, covers, expected_runtime, verify
 from wheelfit.resolve.plan import PackagePin, Plan
 

@@ -28,10 +28,10 @@ from packaging.tags import Tag
 from packaging.version import Version
 
 from tests.support.wheels import make_torch_like, make_wheel
-from wheelfit.index.links import FileLink
+from wheelfit.family import is_torch_family
 from wheelfit.install.errors import WheelNotFoundError
-from wheelfit.install.family import is_torch_family
 from wheelfit.install.install_set import Platform, WheelMetadata, family_files
+from wheelfit.simple.links import FileLink
 
 from .conftest import Index, installed, make_venv, run_wheelfit
 from .loopback import serve

@@ -53,9 +53,9 @@ def _set(path: str, value: object) -> Callable[[dict[str, Any]], None]:
 BROKEN = {
     "missing messages": (_drop("messages"), "missing 'messages'"),
     "unknown key": (_set("nvidia.sm_arch", "8.9"), "nvidia: unknown key 'sm_arch'"),
-    "bad variable": (_set("nvidia.sm_arch_variable", "nv force sm"), "nvidia.sm_arch_variable: malformed"),
+    "bad variable": (_set("nvidia.sm_arch_variable", "nv force sm"), "sm_arch_variable: 'nv force sm' does not match"),
     "unknown source": (_set("builtin.0.source", "NOWHERE"), "builtin[0].source: source 'NOWHERE' is not a key"),
-    "uv version": (_set("measured.uv", "latest"), "measured.uv: malformed: 'latest'"),
+    "uv version": (_set("measured.uv", "latest"), "measured.uv: 'latest' does not match"),
     "schema major": (_set("schema_version", "2.0"), "schema_version: 2.0 is not supported"),
     "not a list": (_set("skipped", "amd"), "skipped: expected a list, got string 'amd'"),
     "message missing": (lambda d: d["messages"].pop("variant_marker"), "messages: missing 'variant_marker'"),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from wheelfit.errors import UsageError
-from wheelfit.requirements import RequirementSet, read_file, read_requirements
+from wheelfit.requirements import IndexOptions, RequirementSet, read_file, read_requirements
 
 
 def write(root: Path, name: str, text: str | bytes) -> Path:
@@ -33,8 +33,9 @@ def read(
 ) -> RequirementSet:
     """``pip install SPECS -r FILES -c CONSTRAINTS`` run in ``root``."""
     return read_requirements(
-        specs, files, constraints, reader=read_file, cwd=str(root), environ=environ or {}, **options
-    )
+        specs, files, constraints, reader=read_file, cwd=str(root), environ=environ or {},
+        given=IndexOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}),  # type: ignore[arg-type]
+    )  # fmt: skip
 
 
 def refused(root: Path, files: Sequence[str] = (), **kwargs: Any) -> str:

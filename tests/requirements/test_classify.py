@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from wheelfit.install.family import is_torch_family
+from wheelfit.family import is_torch_family
 from wheelfit.requirements import Origin
 
 from .conftest import read, refused, write

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wheelfit.errors import UsageError
-from wheelfit.install.family import is_torch_family
+from wheelfit.family import is_torch_family
 from wheelfit.requirements import MARKER_KEYS, MAX_FILE_BYTES, Origin, RequirementSet, read_requirements
 
 from ..conftest import hermetic_env

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wheelfit.kb.candidates import knowledge_set
+from wheelfit.candidates.knowledge import knowledge_set
 from wheelfit.kb.matrix import Knowledge
 from wheelfit.report import HardwareReport
 from wheelfit.resolve import Machine, Plan, Request, resolve

@@ -15,8 +15,8 @@ import pytest
 from tests.install.conftest import Index, caches, env, import_torch, index, installed, make_venv, run_wheelfit
 from tests.support.inprocess import wheelfit_in_process
 from wheelfit import api
+from wheelfit.candidates.knowledge import knowledge_set
 from wheelfit.errors import UsageError
-from wheelfit.kb.candidates import knowledge_set
 from wheelfit.kb.matrix import load_knowledge
 from wheelfit.probe.target import load_target
 from wheelfit.resolve import Machine, Request, ResolveError, judge_build, resolve

@@ -20,9 +20,9 @@ from packaging.version import Version
 
 from wheelfit.errors import UsageError
 from wheelfit.index.client import IndexClient
-from wheelfit.index.errors import IndexPageError, ProjectNotFoundError
-from wheelfit.index.links import FileLink, ProjectPage
 from wheelfit.kb.extensions import extensions
+from wheelfit.simple.errors import IndexPageError, ProjectNotFoundError
+from wheelfit.simple.links import FileLink, ProjectPage
 from wheelfit.stack.match import Fit, Listing, Miss, TorchBuild, pick
 from wheelfit.stack.sources import ExtensionSources, read_github_releases, read_mirrors
 

@@ -247,7 +247,8 @@ def test_cli_malformed_variants_json(tmp_path: Path, realdata: Path) -> None:
         r = wheelfit(tmp_path, "--target=os=linux,python=3.12", "--variant-index", f"{url}/whl/variant")
     assert r.returncode == 1 and r.stdout == ""
     lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("wheelfit: error: torch-2.10.0-variants.json: default-priorities")
+    assert len(lines) == 1
+    assert lines[0].startswith("wheelfit: error: torch-2.10.0-variants.json: missing 'default-priorities'")
 
 
 def test_when_no_label_serves_every_gpu_the_most_capable_ones_are_served(

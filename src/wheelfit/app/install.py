@@ -70,8 +70,8 @@ def backend(name: str, env: TargetEnv) -> Installer:
 
 def family_source(plan: Plan, network: Network, config: IndexConfig) -> FamilySource:
     """Where the plan's torch-family files are chosen from: its index; in variant mode, its plain-copy adapter."""
-    from ..index.links import FileLink
     from ..install.sources import IndexPages, VariantPages
+    from ..simple.links import FileLink
     from ..variants.legacy import legacy_variant
     from ..variants.markers import VariantEnvironment
 
@@ -183,13 +183,12 @@ def install_requirements(
 
         if o.recover is not None and o.recover not in RECOVER_CHOICES:
             raise UsageError(f"--recover {o.recover}: use {' or '.join(RECOVER_CHOICES)}")
-        from ..requirements import read_file, read_requirements
+        from ..requirements import IndexOptions, read_file, read_requirements
 
+        typed = IndexOptions(options.index_url, options.extra_index_urls, options.find_links, options.pre, o.no_index)
         asked = read_requirements(
             [*requirements] or ([] if o.requirement_files else ["torch"]), o.requirement_files, o.constraint_files,
-            reader=read_file, cwd=str(here_dir), environ=environ, index_url=options.index_url,
-            extra_index_urls=options.extra_index_urls, find_links=options.find_links, pre=options.pre,
-            no_index=o.no_index,
+            reader=read_file, cwd=str(here_dir), environ=environ, given=typed,
         )  # fmt: skip
         # A file's index lines add to the options; a file with --hash lines (``wheelfit lock -o requirements.txt``)
         # is installed in hash-checking mode, as pip does.
@@ -248,7 +247,7 @@ def install_requirements(
         runner = wrap_backend(runner)
     from packaging.utils import canonicalize_name
 
-    from ..install.family import TORCH_FAMILY
+    from ..family import TORCH_FAMILY
     from ..install.install_set import InstallSet
     from ..install.run import BackendOptions
 

@@ -137,7 +137,7 @@ def _jetson(
     from packaging.utils import canonicalize_name
 
     from ..fetch.errors import NetworkError
-    from ..index.errors import IndexPageError, NoMatchingFileError, OfflineError, ProjectNotFoundError
+    from ..simple.errors import IndexPageError, NoMatchingFileError, OfflineError, ProjectNotFoundError
     from ..stack.sources import mirrored, read_mirrors
 
     url = mirrored(where.url, read_mirrors(environ.get("WHEELFIT_MIRROR", ""), "WHEELFIT_MIRROR"))
@@ -259,12 +259,12 @@ def _variant_plan(
     from packaging.utils import canonicalize_name
     from packaging.version import Version
 
+    from ..candidates.knowledge import knowledge_set
+    from ..candidates.variants import dependencies
     from ..index.variant_index import read_variant_index, variant_set
     from ..install.sources import MetadataReader
     from ..integrations.uv_variants import plan_notes
-    from ..kb.candidates import knowledge_set
     from ..resolve import Machine, resolve
-    from ..variants.candidates import dependencies
     from ..variants.machine import supported_configs
     from ..variants.markers import VariantEnvironment
 

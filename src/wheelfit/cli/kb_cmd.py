@@ -26,8 +26,8 @@ def show(
     from packaging.version import InvalidVersion, Version
 
     from .. import api
+    from ..candidates.builds import known_builds
     from ..errors import UsageError
-    from ..kb.builds import known_builds
 
     try:
         version = Version(build)

@@ -20,22 +20,17 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
+from ..errors import Interrupted
+
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Interrupted", "StallCallback", "Watch", "host_of", "sigint_cancels"]
+__all__ = ["StallCallback", "Watch", "host_of", "sigint_cancels"]
 
 T = TypeVar("T")
 
 #: ``on_stall(host, url, seconds)``: ``host`` (``name:port``) has not answered ``url`` for ``seconds``.
 StallCallback = Callable[[str, str, float], None]
-
-
-class Interrupted(KeyboardInterrupt):
-    """The run was interrupted (Ctrl-C) while this thread waited on the network; it stops here.
-
-    A ``KeyboardInterrupt``, so no ``except Exception`` on the way swallows it and the command line exits 130.
-    """
 
 
 @dataclass

@@ -25,7 +25,7 @@ from .errors import DownloadError, HashMismatchError, MissingHashError, Truncate
 if TYPE_CHECKING:
     import httpx
 
-    from ..index.links import FileLink
+    from ..simple.links import FileLink
 
 __all__ = ["Progress", "ProgressCallback", "WheelStore"]
 

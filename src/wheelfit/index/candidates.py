@@ -21,21 +21,21 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..candidate import Candidate, CandidateSet, Fact
+from ..candidates.knowledge import infer_candidate, kb_candidates, knowledge_span
+from ..candidates.model import Candidate, CandidateSet, Fact
 from ..fetch.errors import NetworkError
-from ..kb.candidates import infer_candidate, kb_candidates, knowledge_span
 from ..kb.matrix import Knowledge
 from ..kinds import BuildKind, Confidence, Mode
 from ..resolve.machine import Machine, ResolveError
 from ..resolve.plan import PackagePin, Plan
 from ..resolve.request import TRITONS
+from ..simple.errors import IndexPageError, NoMatchingFileError, OfflineError, ProjectNotFoundError
+from ..simple.filenames import parse_wheel_name as parse_plain_wheel_name
+from ..simple.links import FileLink
+from ..simple.select import select_wheel
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
 from .client import IndexClient, project_url
-from .errors import IndexPageError, NoMatchingFileError, OfflineError, ProjectNotFoundError
-from .filenames import parse_wheel_name as parse_plain_wheel_name
-from .links import FileLink
-from .select import select_wheel
 
 __all__ = ["check_companions", "gather_candidates", "labels_to_read", "triton_from_metadata"]
 

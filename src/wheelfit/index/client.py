@@ -19,8 +19,8 @@ from ..fetch.cache import Cache, CachedPage
 from ..fetch.deadline import INDEX_DEADLINE_SOURCE, Deadline
 from ..fetch.errors import HTTPStatusError, NetworkError
 from ..fetch.hashes import bytes_mismatch
-from .errors import IndexPageError, OfflineError, ProjectNotFoundError
-from .links import FileLink, ProjectPage, parse_html, parse_page
+from ..simple.errors import IndexPageError, OfflineError, ProjectNotFoundError
+from ..simple.links import FileLink, ProjectPage, parse_html, parse_page
 from .local import is_local, local_path, read_local_page
 
 if TYPE_CHECKING:

@@ -113,7 +113,7 @@ def resolve_index_config(
 def _variant_of(url: str) -> tuple[str | None, str]:
     """``(cu128, https://download.pytorch.org/whl)`` for ``https://download.pytorch.org/whl/cu128``; ``None`` for a
     URL whose last path segment is not a per-variant index name (cpu, xpu, cuNNN, rocmX.Y)."""
-    from ..kb.candidates import label_kind
+    from ..candidates.knowledge import label_kind
 
     head, _, last = url.rstrip("/").rpartition("/")
     if urlsplit(head).path in ("", "/") or label_kind(last.lower()) is None:

@@ -18,8 +18,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import UsageError
-from .errors import IndexPageError, ProjectNotFoundError
-from .links import FileLink, ProjectPage, parse_html
+from ..simple.errors import IndexPageError, ProjectNotFoundError
+from ..simple.links import FileLink, ProjectPage, parse_html
 
 __all__ = [
     "BackendIndex",

@@ -3,7 +3,7 @@
 A variant index (``https://download.pytorch.org/whl/variant/``) links the metadata files from the project
 page beside the wheels (PEP 825 index layout; PyTorch's test-infra ``release-wheel-variants.yml``). Reading
 goes through :class:`~wheelfit.index.client.IndexClient` (pages, PEP 658 files) and the shared HTTP edge;
-the candidates are :func:`wheelfit.variants.candidates.variant_candidates`, the choice the one resolver's.
+the candidates are :func:`wheelfit.candidates.variants.variant_candidates`, the choice the one resolver's.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ import httpx
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..candidate import CandidateSet, VariantsFile
+from ..candidates.model import CandidateSet, VariantsFile
+from ..candidates.variants import metadata_file_version, variant_candidates
 from ..errors import WheelfitError
 from ..fetch.deadline import Deadline
 from ..fetch.hashes import bytes_mismatch
 from ..fetch.http import RetryPolicy, get, status_error
-from ..variants.candidates import metadata_file_version, variant_candidates
+from ..simple.errors import ProjectNotFoundError
+from ..simple.links import FileLink
 from ..variants.metadata import loads
 from .client import IndexClient
-from .errors import ProjectNotFoundError
-from .links import FileLink
 
 __all__ = ["VariantIndex", "VariantIndexError", "read_variant_index", "variant_set"]
 

@@ -11,8 +11,8 @@ from urllib.parse import unquote, urlsplit
 from packaging.version import Version
 
 from ..errors import UsageError
-from ..index.links import FileLink
 from ..requirements import ParsedRequirement
+from ..simple.links import FileLink
 
 __all__ = ["DirectFile", "direct_file"]
 

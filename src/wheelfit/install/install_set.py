@@ -24,11 +24,11 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..errors import first_line
-from ..index.errors import NoMatchingFileError
-from ..index.links import FileLink
-from ..index.select import Selection, select_wheel
+from ..family import TORCH_FAMILY, is_torch_family
+from ..simple.errors import NoMatchingFileError
+from ..simple.links import FileLink
+from ..simple.select import Selection, select_wheel
 from .errors import InstallError, WheelNotFoundError
-from .family import TORCH_FAMILY, is_torch_family
 
 __all__ = [
     "FamilyFile",

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from ..candidates.knowledge import pypi_label
 from ..errors import UsageError, WheelfitError
-from ..kb.candidates import pypi_label
 from ..kinds import BuildKind
 from ..resolve.request import TRITONS
 from .direct import DirectFile, direct_file

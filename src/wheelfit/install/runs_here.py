@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from ..candidate import Candidate, Kernels, Runtime
-from ..kb.candidates import infer_candidate, kb_candidates, pypi_label
+from ..candidates.knowledge import infer_candidate, kb_candidates, pypi_label
+from ..candidates.model import Candidate, Kernels, Runtime
 from ..kb.drivers import compat_floor, toolkit_floor
 from ..kb.matrix import Knowledge
 from ..kinds import BuildKind, Mode

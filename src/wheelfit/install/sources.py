@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Protocol
 
 from ..index.client import IndexClient
-from ..index.errors import OfflineError, ProjectNotFoundError
-from ..index.links import FileLink
 from ..index.local import is_local, local_path
+from ..simple.errors import OfflineError, ProjectNotFoundError
+from ..simple.links import FileLink
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
 from ..variants.markers import VariantEnvironment

@@ -17,7 +17,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from ..candidate import Kernels
+from ..candidates.model import Kernels
 from ..kinds import BuildKind, Mode
 from ..resolve.coverage import cuda_runs
 from ..resolve.plan import Plan

@@ -10,8 +10,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ..errors import UsageError, first_line
+from ..family import is_torch_family
 from ..requirements import ParsedRequirement
-from .family import is_torch_family
 
 __all__ = ["Wanted", "sort_wanted"]
 

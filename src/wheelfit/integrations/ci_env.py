@@ -147,7 +147,7 @@ def ci_values(found: TargetPlan) -> CiValues:
 def uv_backend(variant: str) -> str:
     """uv names its backends as the PyTorch indexes are named (``cpu``, ``cu126``, ``rocm7.1``, ``xpu``:
     ``uv-torch``'s ``TorchMode``); a variant outside those (a wheel-variant label) has no uv name."""
-    from ..kb.candidates import label_kind
+    from ..candidates.knowledge import label_kind
 
     return variant if label_kind(variant) is not None else ""
 

@@ -1,5 +1,5 @@
 """The exact torch-family files a lock (or a pip file) pins for one target: the install set's walk
-(:func:`wheelfit.api.planned_files`) for a machine that is not this one (a ``--target``), keeping the index's
+(:func:`wheelfit.app.install.planned_files`) for a machine that is not this one (a ``--target``), keeping the index's
 URLs, every file with its sha256."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 from packaging.utils import canonicalize_name
 
 from ..errors import WheelfitError
-from ..index.links import FileLink
 from ..install.install_set import FamilyFile, Platform
 from ..kinds import Mode
+from ..simple.links import FileLink
 
 if TYPE_CHECKING:
     from ..app.session import Network
@@ -28,7 +28,7 @@ class LockError(WheelfitError):
 
 def locked_files(plan: Plan, found: Machine, network: Network) -> tuple[FamilyFile, ...]:
     """The files to lock for ``plan`` on ``found``, each with the index's sha256."""
-    from ..api import planned_files
+    from ..app.install import planned_files
     from ..install.sources import IndexPages
 
     if plan.mode is Mode.VARIANT:

@@ -22,7 +22,7 @@ import tomlkit
 from packaging.utils import canonicalize_name
 
 from ..errors import UsageError
-from ..install.family import is_torch_family
+from ..family import is_torch_family
 from .family_files import FamilyFile, LockError, locked_files
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def lock(
 
     from ..index.config import resolve_index_config
     from ..kb.extensions import extensions
-    from ..requirements import read_file, read_requirements
+    from ..requirements import IndexOptions, read_file, read_requirements
     from .targets import plan_targets
 
     output = out.path
@@ -101,7 +101,7 @@ def lock(
         raise UsageError(f"--format {out.fmt}: use pylock or requirements")
     reqs = read_requirements(
         requirements, requirement_files, reader=read_file, cwd=str(out.cwd), environ=environ,
-        index_url=options.index_url,
+        given=IndexOptions(index_url=options.index_url),
     )  # fmt: skip
     built = extensions()  # flash-attn, torch-scatter: planned with torch, locked as the files built for it
     family, _other = reqs.split(lambda name: is_torch_family(name) or canonicalize_name(name) in built)

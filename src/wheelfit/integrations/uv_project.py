@@ -30,7 +30,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ..errors import UsageError, WheelfitError
-from ..install.family import is_torch_family
+from ..family import is_torch_family
 from ..kinds import Mode
 
 if TYPE_CHECKING:
@@ -320,7 +320,7 @@ def _tritons(plans: Sequence[TargetPlan], network: Network) -> dict[str, str]:
     """The Triton each plan's torch requires, by target name, as the install set's walk reads it from the planned
     files' metadata (a nightly torch requires ``pytorch-triton``, not ``triton``); ``""``: none. A plan whose files
     cannot be read (offline and not cached) keeps the variant's usual name (:data:`_TRITON`)."""
-    from ..api import planned_files
+    from ..app.install import planned_files
     from ..install.install_set import Platform
     from ..install.sources import IndexPages
     from ..resolve import Machine

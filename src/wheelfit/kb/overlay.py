@@ -1,18 +1,15 @@
 """Knowledge measured on this machine: what an installed build said about itself when ``verify`` or ``doctor``
 imported it (``torch.cuda.get_arch_list()``, ``torch.version.cuda``/``hip``), keyed by build, so that a later plan
-for that build rests on it (confidence ``M``, the date said) instead of an inference or an unverified list. Pure;
-the file is :mod:`wheelfit.kb.measured`'s.
+for that build rests on it (confidence ``M``, the date said) instead of an inference or an unverified list
+(:func:`wheelfit.candidates.knowledge.measured`). Pure; the file is :mod:`wheelfit.kb.measured`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from packaging.version import Version
-
-from ..candidate import Candidate, Fact, Kernels
-from ..kinds import Confidence
 
 __all__ = ["EMPTY", "Measured", "Overlay"]
 
@@ -52,16 +49,6 @@ class Overlay:
 
     builds: Mapping[tuple[Version, str, str], Measured]
     path: str = ""
-
-    def apply(self, candidate: Candidate) -> Candidate:
-        """``candidate`` with its kernels as measured, when this build was: confidence ``M``, the date said."""
-        found = self.builds.get((Version(candidate.version.public), candidate.label, candidate.platform))
-        if found is None:
-            return candidate
-        kernels = Kernels.from_arch_list(found.arch_list)
-        what = f"the kernels of torch {candidate.version} {candidate.label} ({candidate.platform})"
-        fact = Fact(what, Confidence.MEASURED, found.source, measured_here=True)
-        return replace(candidate, kernels=kernels, facts={**candidate.facts, "kernels": fact})
 
 
 EMPTY = Overlay({})

@@ -3,7 +3,7 @@
 the default reader the caller passes in (with the working directory and the environment for ``${VAR}``)::
 
     reqs = read_requirements(specs, requirement_files, constraint_files, reader=read_file, cwd=os.getcwd(),
-                             environ=os.environ, index_url=..., extra_index_urls=..., find_links=..., pre=...)
+                             environ=os.environ, given=IndexOptions(index_url=..., find_links=..., pre=...))
     reqs = reqs.for_environment(target_env.markers)        # markers evaluated for the target, not this Python
     family, other = reqs.split(is_torch_family)            # a torch-family sdist or directory is a UsageError
     reqs.names(); reqs.constraints; reqs.index_url; ...    # ParsedRequirement.spec / .line() for the backend
@@ -28,13 +28,14 @@ The format is pip's (https://pip.pypa.io/en/stable/reference/requirements-file-f
 from __future__ import annotations
 
 from .files import MAX_FILE_BYTES, FileReader, read_requirements
-from .model import MARKER_KEYS, Origin, ParsedRequirement, RequirementSet
+from .model import MARKER_KEYS, IndexOptions, Origin, ParsedRequirement, RequirementSet
 from .reader import read_file
 
 __all__ = [
     "MARKER_KEYS",
     "MAX_FILE_BYTES",
     "FileReader",
+    "IndexOptions",
     "Origin",
     "ParsedRequirement",
     "RequirementSet",

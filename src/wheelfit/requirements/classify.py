@@ -143,13 +143,13 @@ def _bare_url(origin: Origin, text: str, cwd: str) -> ParsedRequirement:
     url = url.strip()
     marker = _marker(origin, text, marker_text)
     filename = unquote(_url_parts(origin, text, url).path.rsplit("/", 1)[-1])
-    archive, name, version = _from_filename(origin, text, filename)
+    archive, name, version = found = _from_filename(origin, text, filename)
     if url.lower().startswith("file:"):
         try:
             path = path_from_file_url(url, cwd)
         except ValueError as exc:
             raise _fail(origin, text, f"{exc}; give a local path") from exc
-        return _local(origin, text, path, archive, name, version, frozenset(), marker, _url_hashes(origin, text, url))
+        return _local(origin, text, path, found, frozenset(), marker, _url_hashes(origin, text, url))
     if archive == "other" and url.split(":", 1)[0].lower().startswith(_VCS):
         name = _egg_name(url)
     requirement = None
@@ -174,13 +174,13 @@ def _local(
     origin: Origin,
     text: str,
     path: str,
-    archive: Archive,
-    name: str | None,
-    version: Version | None,
+    found: tuple[Archive, str | None, Version | None],
     extras: frozenset[str],
     marker: Marker | None,
     hashes: tuple[str, ...] = (),
 ) -> ParsedRequirement:
+    """A local path or ``file:`` URL; ``found`` is what its file name says (archive kind, name, version)."""
+    archive, name, version = found
     url = _file_url(path)
     extras_text = f"[{','.join(sorted(extras))}]" if extras else ""
     marker_text = f" ; {marker}" if marker else ""
@@ -220,7 +220,7 @@ def _bare_path(origin: Origin, text: str, cwd: str) -> ParsedRequirement:
     archive, name, version = _from_filename(origin, text, filename)
     if archive == "other":
         archive = "directory"
-    return _local(origin, text, path, archive, name, version, extras, marker)
+    return _local(origin, text, path, (archive, name, version), extras, marker)
 
 
 def _requirement(origin: Origin, text: str, spec: str) -> Requirement:

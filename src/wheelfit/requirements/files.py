@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import UsageError
 from .classify import HASH_ALGORITHMS, classify, path_from_file_url
 from .lines import decode, logical_lines, split_options
-from .model import Origin, ParsedRequirement, RequirementSet, clip, cut
+from .model import IndexOptions, Origin, ParsedRequirement, RequirementSet, clip, cut
 from .options import LineOptions, OptionError, parse_options
 
 __all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "MAX_LINES", "FileReader", "read_requirements"]
@@ -190,18 +190,15 @@ def read_requirements(
     reader: FileReader,
     cwd: str,
     environ: Mapping[str, str],
-    index_url: str | None = None,
-    extra_index_urls: Sequence[str] = (),
-    find_links: Sequence[str] = (),
-    pre: bool = False,
-    no_index: bool = False,
+    given: IndexOptions | None = None,
 ) -> RequirementSet:
     """What ``pip install REQ... -r FILE... -c FILE... [options]`` would read, typed.
 
     ``cwd`` (absolute) anchors relative paths on the command line and bare paths everywhere; ``environ`` gives
-    ``${VAR}`` values. The command line's requirements come first; its ``index_url`` wins over any file's (as
-    uv's does), and the other options add up. Raises :class:`~wheelfit.errors.UsageError`.
+    ``${VAR}`` values. The command line's requirements come first; its index URL (``given``) wins over any file's
+    (as uv's does), and the other options add up. Raises :class:`~wheelfit.errors.UsageError`.
     """
+    given = given or IndexOptions()
     reading = _Reading(reader=reader, cwd=cwd, environ=environ)
     for value in requirement_files:
         reading.include(value, constraint=False, at=None)
@@ -210,11 +207,11 @@ def read_requirements(
     files = reading.result()
     cli = RequirementSet(
         requirements=tuple(classify(text, Origin(), cwd=cwd) for text in requirements),
-        index_url=index_url,
-        extra_index_urls=tuple(extra_index_urls),
-        find_links=tuple(v if _is_url(v) else os.path.normpath(os.path.join(cwd, v)) for v in find_links),
-        pre=pre,
-        no_index=no_index,
+        index_url=given.index_url,
+        extra_index_urls=given.extra_index_urls,
+        find_links=tuple(v if _is_url(v) else os.path.normpath(os.path.join(cwd, v)) for v in given.find_links),
+        pre=given.pre,
+        no_index=given.no_index,
     )
     merged = files.merge(cli)
     _check_names(cli.requirements + files.requirements)
@@ -226,7 +223,7 @@ def _check_names(requirements: Sequence[ParsedRequirement]) -> None:
     :func:`~wheelfit.resolve.request.misspelt`) is refused here, before anything is detected or fetched: it would
     go to the default index, which has no such package, or a squatter's. A torch-family name is never refused,
     nor a direct reference or a path (``troch @ https://...``), which names its own file."""
-    from ..install.family import is_torch_family
+    from ..family import is_torch_family
     from ..resolve.request import UnknownPackageError, misspelt
 
     for req in requirements:

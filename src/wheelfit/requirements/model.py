@@ -113,6 +113,18 @@ class ParsedRequirement:
 
 
 @dataclass(frozen=True)
+class IndexOptions:
+    """The index options typed on the command line (pip's ``--index-url``, ``--extra-index-url``,
+    ``--find-links``, ``--pre``, ``--no-index``); a requirement file's lines add to them."""
+
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    pre: bool = False
+    no_index: bool = False
+
+
+@dataclass(frozen=True)
 class RequirementSet:
     """Requirements, constraints and index options from the command line and requirement files.
 

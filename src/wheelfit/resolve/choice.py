@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from packaging.version import Version
 
-from ..candidate import Candidate, CandidateSet
+from ..candidates.model import Candidate, CandidateSet
 from ..kinds import BuildKind, Mode
 from ..report import Accelerator
 from .judges import Found, Refusal, describe, judge_kernels

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from ..candidate import Fact
-from ..index.links import FileLink
-from ..index.select import select_wheel
+from ..candidates.model import Fact
 from ..kb.matrix import ElsewhereIndex, Knowledge
+from ..simple.links import FileLink
+from ..simple.select import select_wheel
 from .machine import Machine
 from .plan import PackagePin, Plan
 from .request import Request

@@ -12,12 +12,12 @@ from enum import Enum
 from packaging.tags import Tag
 from packaging.version import Version
 
-from ..candidate import Candidate, Fact
-from ..index.links import FileLink
-from ..index.select import requires_python_problem
+from ..candidates.model import Candidate, Fact
 from ..kb.matrix import DriverVersion
 from ..kinds import BuildKind, Confidence, Mode
 from ..report import Accelerator
+from ..simple.links import FileLink
+from ..simple.select import requires_python_problem
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
 from ..variants.metadata import Variant
@@ -105,7 +105,7 @@ def gate(c: Candidate, machine: Machine, exact: bool) -> FileLink | Refusal | No
 
 def _pick_file(c: Candidate, machine: Machine, exact: bool) -> FileLink | Refusal:
     """The best wheel of the build for the machine's tags (tag preference, then build tag); a yanked file only
-    for an exact pin (PEP 592), as :func:`wheelfit.index.select.select_wheel` chooses."""
+    for an exact pin (PEP 592), as :func:`wheelfit.simple.select.select_wheel` chooses."""
     if not c.files:
         return Refusal(Judge.ABSENT, f"not on the index ({c.index_url or 'no index URL'})")
     priority = {tag: i for i, tag in reversed(list(enumerate(machine.tags)))}

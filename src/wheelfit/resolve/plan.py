@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..candidate import Fact, weakest
+from ..candidates.model import Fact, weakest
 from ..kinds import Confidence, Mode
 
 if TYPE_CHECKING:

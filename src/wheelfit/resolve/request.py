@@ -9,8 +9,8 @@ from typing import Literal
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from ..candidates.knowledge import label_kind
 from ..errors import UsageError, first_line
-from ..kb.candidates import label_kind
 from ..kb.overrides import rocm_known_broken, rocm_overrides
 from .machine import ResolveError
 
@@ -67,7 +67,7 @@ def misspelt(name: str) -> str | None:
     would be no rule: it takes ``torchao`` and ``torchx``, real packages, for ``torch``. Short names get only the
     slips that no real name is likely to be (``torchx``, ``touch`` and ``porch`` are one letter from ``torch``), so
     a requirement that gets through is left to the index. Callers that install other packages skip the names of the
-    torch family first (:func:`wheelfit.install.family.is_torch_family`): no rule here may refuse those.
+    torch family first (:func:`wheelfit.family.is_torch_family`): no rule here may refuse those.
     """
     import difflib
 

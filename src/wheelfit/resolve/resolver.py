@@ -17,10 +17,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..candidate import Candidate, CandidateSet, Fact
-from ..index.links import FileLink
+from ..candidates.model import Candidate, CandidateSet, Fact
 from ..kinds import BuildKind, Confidence, Mode
 from ..report import Accelerator
+from ..simple.links import FileLink
 from ..variants.ranking import Ranking, rank_variants
 from .choice import judge_chosen, refusal_text
 from .coverage import sm_tuple

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..fetch.hashes import hash_file
-from ..index.errors import OfflineError
-from ..index.links import FileLink
 from ..index.local import is_local, local_path
 from ..install.errors import InstallError
 from ..install.install_set import FamilyFile
 from ..install.sources import WheelStoreLike
 from ..resolve.plan import PackagePin
+from ..simple.errors import OfflineError
+from ..simple.links import FileLink
 
 __all__ = ["extension_files"]
 

@@ -18,8 +18,8 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..candidate import Fact
-from ..install.family import is_torch_family
+from ..candidates.model import Fact
+from ..family import is_torch_family
 from ..kb.extensions import Extension, extensions
 from ..kinds import Mode
 from ..resolve.machine import ResolveError

@@ -17,10 +17,10 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..index.filenames import WheelName, parse_wheel_name
-from ..index.links import FileLink
-from ..index.select import requires_python_problem
 from ..kb.extensions import Extension, cxx11_abi
+from ..simple.filenames import WheelName, parse_wheel_name
+from ..simple.links import FileLink
+from ..simple.select import requires_python_problem
 
 __all__ = ["Fit", "Listing", "Miss", "TorchBuild", "pick"]
 

@@ -20,10 +20,10 @@ from packaging.version import Version
 
 from ..errors import UsageError
 from ..index.client import IndexClient
-from ..index.errors import IndexPageError, OfflineError, ProjectNotFoundError
-from ..index.links import FileLink, url_filename
 from ..index.local import read_local_page
 from ..kb.extensions import Extension
+from ..simple.errors import IndexPageError, OfflineError, ProjectNotFoundError
+from ..simple.links import FileLink, url_filename
 from .match import Listing, TorchBuild
 
 __all__ = ["ExtensionSources", "mirrored", "read_github_releases", "read_mirrors"]

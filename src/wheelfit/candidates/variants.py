@@ -14,13 +14,13 @@ from email.parser import BytesParser
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..candidate import Candidate, Fact, Kernels, VariantsFile
-from ..index.links import FileLink
 from ..kinds import BuildKind, Confidence, Mode
-from .errors import VariantError
-from .filename import parse_wheel_name
-from .markers import VariantEnvironment, requirement_applies
-from .metadata import Variant
+from ..simple.links import FileLink
+from ..variants.errors import VariantError
+from ..variants.filename import parse_wheel_name
+from ..variants.markers import VariantEnvironment, requirement_applies
+from ..variants.metadata import Variant
+from .model import Candidate, Fact, Kernels, VariantsFile
 
 __all__ = ["dependencies", "metadata_file_version", "variant_candidates", "variant_kind"]
 

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from packaging.version import Version
 
-from ..candidate import Candidate, CandidateSet, Fact, Kernels, Runtime
-from ..index.links import FileLink
+from ..kb.drivers import compat_floor, toolkit_floor
+from ..kb.matrix import Companions, Knowledge, PlatformBuilds, Release, Variant
+from ..kb.overlay import Overlay
 from ..kinds import BuildKind, Confidence
-from .drivers import compat_floor, toolkit_floor
-from .matrix import Companions, Knowledge, PlatformBuilds, Release, Variant
+from ..simple.links import FileLink
+from .model import Candidate, CandidateSet, Fact, Kernels, Runtime
 
-__all__ = ["infer_candidate", "kb_candidates", "knowledge_set", "knowledge_span", "label_kind", "pypi_label"]
+__all__ = [
+    "infer_candidate", "kb_candidates", "knowledge_set", "knowledge_span", "label_kind", "measured", "pypi_label",
+]  # fmt: skip
 
 _CUDA_LABEL = re.compile(r"cu(\d+)(\d)")
 _ROCM_LABEL = re.compile(r"rocm\d+\.\d+(\.\d+)?")
@@ -62,7 +66,7 @@ def kb_candidates(kb: Knowledge, platform: str) -> tuple[Candidate, ...]:
             continue
         for version in sorted(release.versions, reverse=True):
             for variant in builds.variants_for(version):
-                out.append(kb.measured.apply(_candidate(kb, release, builds, variant, version)))
+                out.append(measured(kb.measured, _candidate(kb, release, builds, variant, version)))
     return tuple(out)
 
 
@@ -203,7 +207,7 @@ def infer_candidate(
             **_companions_fact(kb, version, companions),
         },
     )
-    return kb.measured.apply(inferred)
+    return measured(kb.measured, inferred)
 
 
 #: How a source names a line of each channel ("the knowledge base's torch 2.16 release candidates cu130").
@@ -238,3 +242,15 @@ def knowledge_set(kb: Knowledge, platform: str, notes: Sequence[str] = ()) -> Ca
     return CandidateSet(
         kb_candidates(kb, platform), knowledge=knowledge_span(kb), knowledge_updated=kb.updated, notes=tuple(notes)
     )
+
+
+def measured(overlay: Overlay, candidate: Candidate) -> Candidate:
+    """``candidate`` with its kernels as measured on this machine, when this build was (``verify``, ``doctor``):
+    confidence ``M``, the date said."""
+    found = overlay.builds.get((Version(candidate.version.public), candidate.label, candidate.platform))
+    if found is None:
+        return candidate
+    kernels = Kernels.from_arch_list(found.arch_list)
+    what = f"the kernels of torch {candidate.version} {candidate.label} ({candidate.platform})"
+    fact = Fact(what, Confidence.MEASURED, found.source, measured_here=True)
+    return replace(candidate, kernels=kernels, facts={**candidate.facts, "kernels": fact})

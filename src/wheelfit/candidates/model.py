@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from .kinds import BuildKind, Confidence, Mode
+from ..kinds import BuildKind, Confidence, Mode
 
 if TYPE_CHECKING:
-    from .index.links import FileLink
-    from .kb.matrix import DriverFloor
-    from .variants.metadata import Variant, VariantsMetadata
+    from ..kb.matrix import DriverFloor
+    from ..simple.links import FileLink
+    from ..variants.metadata import Variant, VariantsMetadata
 
 __all__ = [
     "BuildKind",

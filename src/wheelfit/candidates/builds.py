@@ -7,10 +7,10 @@ from dataclasses import replace
 
 from packaging.version import Version
 
-from ..candidate import Candidate, Fact
+from ..kb.matrix import Knowledge
 from ..kinds import Confidence
-from .candidates import infer_candidate, kb_candidates
-from .matrix import Knowledge
+from .knowledge import infer_candidate, kb_candidates
+from .model import Candidate, Fact
 
 __all__ = ["PLATFORMS", "known_builds"]
 
