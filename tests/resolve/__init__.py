@@ -11,4 +11,4 @@ from wheelfit.resolve import Machine, Plan, Request, resolve
 def kb_plan(report: HardwareReport, kb: Knowledge, request: Request) -> Plan:
     """The plan for ``report`` from the knowledge base alone (as ``--offline`` with no cached pages)."""
     machine = Machine.from_report(report)
-    return resolve(machine, knowledge_set(kb, machine.platform_key), request)
+    return resolve(machine, knowledge_set(kb, machine.platform_key, jetson=machine.jetson), request)

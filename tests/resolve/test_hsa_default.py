@@ -52,13 +52,16 @@ def test_the_variable_already_set_is_the_users_choice() -> None:
 
 def test_the_pure_resolver_agrees() -> None:
     from wheelfit.kb.matrix import load_knowledge
+    from wheelfit.kb.overrides import rocm_overrides
     from wheelfit.probe.target import load_target
     from wheelfit.resolve import Request
 
     report = load_target("rocm=gfx1031,python=3.12")
-    safe = kb_plan(report, load_knowledge(), Request.parse(["torch==2.9.*"]))
+    near = dict(rocm_overrides())  # the knowledge base's near misses, as the orchestration passes them
+    safe = kb_plan(report, load_knowledge(), Request.parse(["torch==2.9.*"], rocm_overrides=near))
     assert safe.variant == "cpu"
-    chosen = kb_plan(report, load_knowledge(), Request.parse(["torch==2.9.*"], allow_hsa_override=True))
+    chosen = kb_plan(report, load_knowledge(), Request.parse(["torch==2.9.*"], allow_hsa_override=True,
+                                                             rocm_overrides=near))  # fmt: skip
     assert (chosen.variant, dict(chosen.env)) == ("rocm6.4", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
 
 

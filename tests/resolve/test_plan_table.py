@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.inprocess import wheelfit_in_process
 from wheelfit.kb.matrix import load_knowledge
-from wheelfit.kb.overrides import rocm_overrides
+from wheelfit.kb.overrides import rocm_known_broken, rocm_overrides
 from wheelfit.probe import detect
 from wheelfit.probe.target import apply_overrides, load_target
 from wheelfit.report import HardwareReport
@@ -57,7 +57,8 @@ def machine(c: Case, tmp_root: Path) -> HardwareReport:
 
 
 def plan_for(c: Case, tmp_root: Path) -> Plan:
-    request = Request.parse(c.reqs, allow_cpu=c.allow_cpu, rocm_overrides=rocm_overrides())
+    request = Request.parse(c.reqs, allow_cpu=c.allow_cpu, rocm_overrides=rocm_overrides(),
+                            rocm_broken=rocm_known_broken())  # fmt: skip
     return kb_plan(machine(c, tmp_root), load_knowledge(), request)
 
 

@@ -208,7 +208,7 @@ def install_requirements(
         # the session's client is made on its own thread (joined when the session ends) while this one waits for the
         # child process: no contention for the GIL, and nothing made before the requirements were read and checked
         network.prepare()
-        here = machine(where, environ=environ, python=lambda: full_python(pending.result()))
+        here = machine(where, environ=environ, python=lambda: full_python(pending.result()), kb=options.kb)
         env = pending.result()
     except BaseException:  # refused before the child's answer was read: it is not left running
         pending.close()

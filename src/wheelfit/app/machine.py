@@ -10,6 +10,7 @@ from ..errors import UsageError
 from ..options import MachineOptions
 
 if TYPE_CHECKING:
+    from ..kb.matrix import Knowledge
     from ..report import HardwareReport
 
 __all__ = ["Target", "detect", "machine"]
@@ -38,13 +39,18 @@ def detect(options: MachineOptions, *, environ: Mapping[str, str]) -> HardwareRe
 
 
 def machine(
-    options: MachineOptions, *, environ: Mapping[str, str], python: str | Callable[[], str] | None = None
+    options: MachineOptions,
+    *,
+    environ: Mapping[str, str],
+    python: str | Callable[[], str] | None = None,
+    kb: Knowledge | None = None,
 ) -> Target:
     """The one way every command gets its machine: ``options.target`` (a saved report or a ``key=value,...``
     spec) or detection, then the override variables of ``environ`` (uv's and the reference variant providers').
 
     ``python`` is the target environment's Python version (or a function giving it, asked only after detection,
-    so that both run at once); it replaces the detected one, and is a ``target`` spec's default.
+    so that both run at once); it replaces the detected one, and is a ``target`` spec's default. ``kb`` (``--kb``)
+    is the knowledge a target spec's GPU is checked against (its gfx targets); ``None``: the packaged one.
     """
     from ..probe.target import apply_overrides, load_target
 
@@ -52,7 +58,7 @@ def machine(
         return python() if callable(python) else python or options.python_version
 
     if options.target:
-        report = load_target(options.target, host_python=python_version())
+        report = load_target(options.target, host_python=python_version(), kb=kb)
     else:
         report = detect(options, environ=environ)
         version = python_version()

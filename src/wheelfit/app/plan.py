@@ -83,6 +83,7 @@ def plan(
     backend, backend_from, how = _torch_backend(o.torch_backend, config.torch_backend, config.torch_backend_from,
                                                 environ)  # fmt: skip
     knowledge = with_measured(o.kb, environ)
+    overrides, broken = _rocm_knowledge()
     fallbacks = detector_fallbacks(target.report)  # a detector that failed: what the plan is for instead
     index = network.index if network is not None else None
 
@@ -91,7 +92,8 @@ def plan(
         request = Request.parse(
             _narrowed(asked, narrow), allow_cpu=o.allow_cpu, index_base=base, pre=o.pre, torch_backend=backend,
             torch_backend_from=backend_from, torch_backend_how=how, force=o.force,
-            allow_hsa_override=o.allow_hsa_override, require_gpu=o.require_gpu,
+            allow_hsa_override=o.allow_hsa_override, require_gpu=o.require_gpu, rocm_overrides=overrides,
+            rocm_broken=broken,
         )  # fmt: skip
         notes = [*target.notes, *config.notes]
         variants = o.variant_index
@@ -131,7 +133,7 @@ def _jetson(
     (and a note why) when there is none or it cannot be read: the plan is then PyTorch's CPU build, as before."""
     from ..resolve.jetson import jetson_index, jetson_plan
 
-    where = jetson_index(found)
+    where = jetson_index(found, kb)
     if where is None:
         return None
     from packaging.utils import canonicalize_name
@@ -220,8 +222,18 @@ def judge_build(
     index = network.index if network is not None else None
     knowledge = with_measured(options.kb, environ)
     candidates = gather_candidates(knowledge, here, index, base, label=chosen.lower() if chosen else None)
-    request = Request.parse(["torch"], index_base=base, allow_hsa_override=options.allow_hsa_override)
+    overrides, broken = _rocm_knowledge()
+    request = Request.parse(["torch"], index_base=base, allow_hsa_override=options.allow_hsa_override,
+                            rocm_overrides=overrides, rocm_broken=broken)  # fmt: skip
     return judge(here, candidates, version, chosen, request)
+
+
+def _rocm_knowledge() -> tuple[dict[str, tuple[str, str, str | None]], dict[str, tuple[str, str]]]:
+    """The knowledge base's ROCm facts a request carries: near-miss gfx targets and their override, and the
+    targets a ROCm release lost."""
+    from ..kb.overrides import rocm_known_broken, rocm_overrides
+
+    return dict(rocm_overrides()), dict(rocm_known_broken())
 
 
 def _torch_backend(
@@ -283,7 +295,7 @@ def _variant_plan(
         return None, [f"no variants metadata at {url}: planned from the per-variant indexes"]
     report = target.report
     here = Machine.from_report(report, supported_configs(report, environ))
-    candidates = variant_set(found, here.platform_key, knowledge_set(kb, here.platform_key))
+    candidates = variant_set(found, here.platform_key, knowledge_set(kb, here.platform_key, jetson=here.jetson))
     chosen = resolve(here, candidates, request)
     pin = chosen.packages[0]
     link = next(

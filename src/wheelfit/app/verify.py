@@ -88,7 +88,7 @@ def verify_environment(
     pending = start_inspect(py, environ)  # the environment is described while torch imports
     facts = probe_torch(py, environ, others=others)
     env = pending.result()
-    here = machine(where, environ=environ, python=full_python(env))
+    here = machine(where, environ=environ, python=full_python(env), kb=options.kb)
     kb = with_measured(options.kb, environ)
     chosen: Plan | None = None
     why: str | None = None

@@ -19,7 +19,7 @@ from packaging.version import Version
 from ..kinds import BuildKind, Confidence, Mode
 
 if TYPE_CHECKING:
-    from ..kb.matrix import DriverFloor
+    from ..kb.matrix import DriverFloor, Elsewhere, PlatformEnd
     from ..simple.links import FileLink
     from ..variants.metadata import Variant, VariantsMetadata
 
@@ -195,3 +195,8 @@ class CandidateSet:
     index_versions: tuple[Version, ...] = ()
     #: Things the plan should say about how the candidates were gathered.
     notes: tuple[str, ...] = ()
+    #: The knowledge base's facts about the machine's platform: where PyTorch stopped building for it (macOS
+    #: x86_64 after 2.2.2), and who else publishes builds for its GPU (Jetson: NVIDIA). From the knowledge base
+    #: the plan was given (``--kb``), never the packaged one behind its back.
+    platform_end: PlatformEnd | None = None
+    elsewhere: Elsewhere | None = None

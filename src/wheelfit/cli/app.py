@@ -355,7 +355,7 @@ def plan(
         session(offline=offline, progress=slow.update, timeout=http_timeout, cert=cert, deadline=deadline) as net,
     ):
         net.prepare()  # while the machine is detected
-        here = api.machine(where, environ=os.environ)
+        here = api.machine(where, environ=os.environ, kb=kb)
         result = api.plan(requirements or ["torch"], here, options, environ=os.environ, network=net)
     if as_json:
         print_json(result.to_dict())

@@ -21,7 +21,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..candidates.knowledge import infer_candidate, kb_candidates, knowledge_span
+from ..candidates.knowledge import infer_candidate, kb_candidates, knowledge_span, with_platform
 from ..candidates.model import Candidate, CandidateSet, Fact
 from ..fetch.errors import NetworkError
 from ..kb.matrix import Knowledge
@@ -84,6 +84,20 @@ def gather_candidates(
     (``<base>/test/<label>/``) and nightly builds of a nightly line (``<base>/nightly/<label>/``).
     ``label`` (the user's chosen build, ``cu128``): that variant's page alone is read, whether or not the knowledge
     base lists it for the machine's kind of GPU. ``index=None`` plans from the knowledge base alone."""
+    cset = _gather(kb, machine, index, base, project=project, pre=pre, label=label)
+    return with_platform(cset, kb, machine.platform_key, jetson=machine.jetson)
+
+
+def _gather(
+    kb: Knowledge,
+    machine: Machine,
+    index: IndexClient | None,
+    base: str,
+    *,
+    project: str = "torch",
+    pre: bool = False,
+    label: str | None = None,
+) -> CandidateSet:
     known = kb_candidates(kb, machine.platform_key)
     span, updated = knowledge_span(kb), kb.updated
     channels = {c: _channel_labels(kb, machine, c) if pre else [] for c in _PRE_CHANNELS}

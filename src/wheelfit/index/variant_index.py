@@ -92,7 +92,8 @@ def _fetch(client: httpx.Client, link: FileLink, retry: RetryPolicy, deadline: D
 
 
 def variant_set(found: VariantIndex, platform: str, knowledge: CandidateSet, project: str = "torch") -> CandidateSet:
-    """The variant index's candidates, with the knowledge base's span (for messages) from ``knowledge``."""
+    """The variant index's candidates, with the knowledge base's span (for messages) and platform facts from
+    ``knowledge``."""
     return CandidateSet(
         variant_candidates(
             found.metadata, found.links, platform=platform, index_url=found.index_url, page_url=found.page_url,
@@ -102,4 +103,6 @@ def variant_set(found: VariantIndex, platform: str, knowledge: CandidateSet, pro
         knowledge_updated=knowledge.knowledge_updated,
         index=found.index_url,
         index_complete=True,
+        platform_end=knowledge.platform_end,
+        elsewhere=knowledge.elsewhere,
     )  # fmt: skip

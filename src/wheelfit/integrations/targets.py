@@ -56,7 +56,7 @@ def plan_targets(
     wanted: Sequence[str | None] = list(targets) or [where.target]
     found: list[tuple[str | None, Target, Plan]] = []
     for spec in wanted:
-        here = machine(replace(where, target=spec), environ=environ)
+        here = machine(replace(where, target=spec), environ=environ, kb=options.kb)
         found.append((spec, here, plan(requirements, here, options, environ=environ, network=network)))
     names = target_names([p for _, _, p in found])
     return [TargetPlan(name, spec, here, p) for name, (spec, here, p) in zip(names, found, strict=True)]

@@ -13,10 +13,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ReportError, UsageError, clip
 from ..report import Accelerator, Cpu, HardwareReport, Platform
+
+if TYPE_CHECKING:
+    from ..kb.matrix import Knowledge
 
 __all__ = ["OVERRIDE_VARIABLES", "TargetError", "apply_overrides", "load_target"]
 
@@ -56,7 +59,7 @@ class TargetError(UsageError, ValueError):
     """A ``--target`` or override value cannot be read."""
 
 
-def load_target(value: str, host_python: str | None = None) -> HardwareReport:
+def load_target(value: str, host_python: str | None = None, kb: Knowledge | None = None) -> HardwareReport:
     """A saved ``wheelfit detect --json`` file, or a spec like ``cuda=6.1+8.9,driver=580.95.05``."""
     path = Path(value)
     shown = clip(value)
@@ -80,10 +83,10 @@ def load_target(value: str, host_python: str | None = None) -> HardwareReport:
             return HardwareReport.from_dict(data)
         except ReportError as exc:  # a saved report the user names, with a field of the wrong shape: exit 2
             raise TargetError(f"--target {shown}: {clip(str(exc), 400)}") from None
-    return _from_spec(value, host_python or _platform.python_version())
+    return _from_spec(value, host_python or _platform.python_version(), kb)
 
 
-def _from_spec(spec: str, host_python: str) -> HardwareReport:
+def _from_spec(spec: str, host_python: str, kb: Knowledge | None) -> HardwareReport:
     fields: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in spec.split(","))):
         key, eq, val = part.partition("=")
@@ -121,7 +124,7 @@ def _from_spec(spec: str, host_python: str) -> HardwareReport:
             )
         )
     for gfx in _plus_list(fields.get("rocm")):
-        _known_gfx(gfx, fields["rocm"])
+        _known_gfx(gfx, fields["rocm"], kb)
         accels.append(
             Accelerator("amd", f"target GPU {gfx}", None, "target", integrated=False, gfx=gfx, effective_gfx=gfx)
         )
@@ -189,10 +192,10 @@ def _known_cc(cc: str, value: str) -> str:
     return cc
 
 
-def _known_gfx(gfx: str, value: str) -> None:
+def _known_gfx(gfx: str, value: str, kb: Knowledge | None) -> None:
     if not gfx.startswith("gfx"):
         raise TargetError(f"--target rocm={value}: gfx targets look like gfx942 (joined by +)")
-    known = _gfx_targets()
+    known = _gfx_targets(kb)
     if gfx not in known:
         raise TargetError(
             f"--target rocm={gfx}: not a gfx target any ROCm build or table of wheelfit knows "
@@ -200,13 +203,14 @@ def _known_gfx(gfx: str, value: str) -> None:
         )
 
 
-def _gfx_targets() -> tuple[str, ...]:
-    """The gfx targets of every ROCm build in the knowledge base, and of the device notes (near misses)."""
+def _gfx_targets(kb: Knowledge | None) -> tuple[str, ...]:
+    """The gfx targets of every ROCm build in the knowledge base (the one the plan is given, ``--kb``), and of the
+    device notes (near misses)."""
     from ..kb.matrix import load_knowledge
     from ..kb.notes import known_gfx_targets
 
     found = set(known_gfx_targets())
-    for release in load_knowledge().releases.values():
+    for release in (kb or load_knowledge()).releases.values():
         for builds in release.platforms.values():
             for variant in builds.variants.values():
                 found.update(variant.gfx)

@@ -25,11 +25,12 @@ from .request import Request
 __all__ = ["jetson_index", "jetson_plan"]
 
 
-def jetson_index(found: Machine) -> ElsewhereIndex | None:
+def jetson_index(found: Machine, kb: Knowledge) -> ElsewhereIndex | None:
     """The index for this Jetson's L4T release (its major: ``36`` is JetPack 6), if the knowledge base has one."""
-    if not found.jetson or found.elsewhere is None or found.l4t is None:
+    elsewhere = kb.elsewhere.get("jetson")
+    if not found.jetson or elsewhere is None or found.l4t is None:
         return None
-    return found.elsewhere.indexes.get(found.l4t.split(".")[0])
+    return elsewhere.indexes.get(found.l4t.split(".")[0])
 
 
 def jetson_plan(
@@ -58,7 +59,8 @@ def jetson_plan(
         index_url=where.url,
         packages=tuple(pins),
         reasons=(
-            f"{found.elsewhere.what if found.elsewhere else 'NVIDIA Jetson'}, L4T {found.l4t}: torch {version} from "
+            f"{kb.elsewhere['jetson'].what if 'jetson' in kb.elsewhere else 'NVIDIA Jetson'}, L4T {found.l4t}: torch "
+            f"{version} from "
             f"NVIDIA's Jetson AI Lab index for {where.what}, built for the Tegra GPU; PyTorch's own aarch64 CUDA "
             "builds are SBSA builds for Grace servers (GH200, GB200) and do not run on L4T",
             f"torch {version} is the newest on {where.url} that matches {request.torch}",

@@ -10,7 +10,6 @@ from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
 from packaging.version import Version
 
 from ..errors import WheelfitError
-from ..kb.matrix import Elsewhere, PlatformEnd, load_knowledge
 from ..kinds import BuildKind
 from ..report import Accelerator, HardwareReport
 from ..variants.machine import marker_environment
@@ -70,10 +69,6 @@ class Machine:
     jetson: bool = False
     #: A Jetson's Linux for Tegra release (``36.4.7``), which decides the index that serves its torch builds.
     l4t: str | None = None
-    #: The platform's end in the knowledge base (macOS x86_64: last build 2.2.2), if PyTorch stopped building it.
-    platform_end: PlatformEnd | None = None
-    #: Who publishes the builds for this hardware when PyTorch's index has none (Jetson: NVIDIA).
-    elsewhere: Elsewhere | None = None
 
     @classmethod
     def from_report(cls, report: HardwareReport, variant_configs: SupportedConfigs | None = None) -> Machine:
@@ -101,7 +96,7 @@ class Machine:
         glibc = _version(p.libc.split()[1]) if p.libc and p.libc.startswith("glibc ") else None
         macos = _version(p.release) if system == "Darwin" and p.release else None
         driver_os = "windows" if system == "Windows" or p.wsl else "linux"
-        kb, jetson = load_knowledge(), _jetson(report)  # the packaged knowledge base's platform facts
+        jetson = _jetson(report)
         return cls(
             key,
             f"cp{parts[0]}{parts[1]}",
@@ -115,8 +110,6 @@ class Machine:
             dict(variant_configs or {}),
             jetson=jetson,
             l4t=p.l4t,
-            platform_end=kb.platform_ends.get(key),
-            elsewhere=kb.elsewhere.get("jetson") if jetson else None,
         )
 
 

@@ -11,7 +11,6 @@ from packaging.utils import canonicalize_name
 
 from ..candidates.knowledge import label_kind
 from ..errors import UsageError, first_line
-from ..kb.overrides import rocm_known_broken, rocm_overrides
 from .machine import ResolveError
 
 __all__ = [
@@ -155,10 +154,11 @@ class Request:
     index_base: str = DEFAULT_INDEX
     #: Pre-releases (``--pre``): nightly builds and release candidates are candidates too.
     pre: bool = False
-    #: Near-miss AMD targets: ``{"gfx1031": ("gfx1030", "10.3.0", risk or None)}``.
-    rocm_overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=lambda: dict(rocm_overrides()))
+    #: Near-miss AMD targets: ``{"gfx1031": ("gfx1030", "10.3.0", risk or None)}``; the caller passes the knowledge
+    #: base's (:func:`wheelfit.kb.overrides.rocm_overrides`): a request reads no file.
+    rocm_overrides: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
     #: Listed targets whose kernels are missing from a ROCm version on: ``{"gfx906": ("6.4", why)}``.
-    rocm_broken: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(rocm_known_broken()))
+    rocm_broken: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: The build the user chose (``cu128``): from a local label (``torch==2.9.0+cu128``), ``--torch-backend`` or
     #: ``UV_TORCH_BACKEND``, or an index URL ending in it; ``None``: wheelfit's own choice (``auto``).
     torch_backend: str | None = None

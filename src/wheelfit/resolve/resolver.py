@@ -123,7 +123,7 @@ def _auto(pool: _Pool) -> Plan:
         turned_down: list[Rejection] = []
         return _plan(pool, _mps_search(pool, group, warnings, turned_down), turned_down, warnings)
     cpu = _cpu_search(pool)
-    cpu.why.insert(0, _no_gpu(machine))
+    cpu.why.insert(0, _no_gpu(pool.cset))
     return _plan(pool, cpu, [], warnings)
 
 
@@ -532,10 +532,10 @@ def _no_release(pool: _Pool, rejected: Sequence[Rejection]) -> ResolveError:
     return ResolveError(f"no PyTorch release matches {asked} on this machine" + (f" ({detail})" if detail else ""))
 
 
-def _no_gpu(machine: Machine) -> str:
+def _no_gpu(cset: CandidateSet) -> str:
     """Why the CPU build when no GPU is planned for: none found, or one PyTorch's own builds do not serve."""
-    if machine.elsewhere is not None:
-        return f"{machine.elsewhere.what}: PyTorch's own builds do not use its GPU; this is PyTorch's CPU build"
+    if cset.elsewhere is not None:
+        return f"{cset.elsewhere.what}: PyTorch's own builds do not use its GPU; this is PyTorch's CPU build"
     return "no GPU usable by PyTorch was found: the CPU build fits"
 
 
@@ -683,12 +683,12 @@ def _plan(pool: _Pool, found: Found, rejected: list[Rejection], warnings: list[s
         reasons = list(found.why)
         properties = ()
         index_url = c.index_url or f"{request.index_base.rstrip('/')}/{c.label}"
-    end = machine.platform_end
+    end = cset.platform_end
     if end is not None and c.version <= end.last_version:  # an Intel Mac: why nothing newer
         reasons.insert(0, f"torch {end.last_version} is the last release built for {end.what}: {end.note}")
         rejected = [*rejected, Rejection("*", f">{end.last_version}", f"no {end.what} build: {end.note}", "platform")]
-    if machine.elsewhere is not None and c.kind is BuildKind.CPU:
-        warnings.append(f"{machine.elsewhere.what}: {machine.elsewhere.note}")
+    if cset.elsewhere is not None and c.kind is BuildKind.CPU:
+        warnings.append(f"{cset.elsewhere.what}: {cset.elsewhere.note}")
     if c.measured:
         reasons.append(f"its kernels are as torch said on this machine ({c.facts['kernels'].source})")
     if c.inferred:
