@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.inprocess import wheelfit_in_process
 from wheelfit.errors import WheelfitError
 from wheelfit.kb.jsonfile import MAX_BYTES, DataFileError, load_json, read_json_file
 from wheelfit.variants.errors import VariantError
@@ -134,14 +133,7 @@ CLI_CASES += [h for h in HOSTILE if h[0] in {"utf16-bom", "lone-surrogate", "dup
 @pytest.mark.parametrize(("data", "message"), [h[1:] for h in CLI_CASES], ids=[h[0] for h in CLI_CASES])
 def test_variants_show_says_it_in_one_line(tmp_path: Path, data: bytes, message: str) -> None:
     (tmp_path / "torch-9.9.9-variants.json").write_bytes(data)
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "variants", "show", "torch-9.9.9-variants.json"],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(),
-        cwd=tmp_path,
-        timeout=60,
-    )
+    r = wheelfit_in_process(["variants", "show", "torch-9.9.9-variants.json"], hermetic_env(), cwd=tmp_path)
     assert r.returncode == 2, r.stderr  # a file the user named: a usage error, as a requirements file
     assert r.stdout == ""
     lines = r.stderr.splitlines()
@@ -151,13 +143,6 @@ def test_variants_show_says_it_in_one_line(tmp_path: Path, data: bytes, message:
 
 def test_variants_show_refuses_a_huge_file_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "huge-variants.json").write_bytes(b" " * (MAX_BYTES + 1))
-    r = subprocess.run(
-        [sys.executable, "-m", "wheelfit", "variants", "show", "huge-variants.json"],
-        capture_output=True,
-        text=True,
-        env=hermetic_env(),
-        cwd=tmp_path,
-        timeout=60,
-    )
+    r = wheelfit_in_process(["variants", "show", "huge-variants.json"], hermetic_env(), cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
     assert r.stderr.startswith("wheelfit: error: huge-variants.json: larger than 8 MiB")

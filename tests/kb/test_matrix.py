@@ -470,13 +470,13 @@ def test_unknown_schema_major(tmp_path: Path) -> None:
     data = raw()
     data["schema_version"] = "2.0"
     data["releases"] = "the shape changed in 2.0"
-    expect_error(tmp_path, data, "schema_version 2.0 is not supported")
+    expect_error(tmp_path, data, "schema_version: 2.0 is not supported (this wheelfit reads 1.x)")
 
 
 def test_newer_minor_tolerates_new_keys_same_minor_rejects_them(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.14"]["platforms"]["linux_x86_64"]["variants"]["cu126"]["advertized"] = False
-    expect_error(tmp_path, data, "release 2.14 / linux_x86_64 / cu126", "unknown key(s) 'advertized'")
+    expect_error(tmp_path, data, "releases.2.14.platforms.linux_x86_64.variants.cu126: unknown key 'advertized'")
     data["schema_version"] = "1.7"
     assert load_knowledge(write(tmp_path, data)).schema_version == "1.7"
 
@@ -484,19 +484,21 @@ def test_newer_minor_tolerates_new_keys_same_minor_rejects_them(tmp_path: Path) 
 def test_unknown_source(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.14"]["platforms"]["linux_x86_64"]["variants"]["cu130"]["source"] = "BM-99"
-    expect_error(tmp_path, data, "release 2.14 / linux_x86_64 / cu130", "source 'BM-99' is not a key of 'sources'")
+    expect_error(
+        tmp_path, data, "releases.2.14.platforms.linux_x86_64.variants.cu130.source: source 'BM-99' is not a key of"
+    )
 
 
 def test_missing_source(tmp_path: Path) -> None:
     data = raw()
     del data["releases"]["2.9"]["platforms"]["windows_amd64"]["variants"]["xpu"]["source"]
-    expect_error(tmp_path, data, "release 2.9 / windows_amd64 / xpu", "missing 'source'")
+    expect_error(tmp_path, data, "releases.2.9.platforms.windows_amd64.variants.xpu: missing 'source'")
 
 
 def test_unknown_kind(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.13"]["platforms"]["linux_x86_64"]["variants"]["cpu"]["kind"] = "tpu"
-    expect_error(tmp_path, data, "release 2.13 / linux_x86_64 / cpu", "unknown kind 'tpu'")
+    expect_error(tmp_path, data, "releases.2.13.platforms.linux_x86_64.variants.cpu.kind: 'tpu' is not one of")
 
 
 def test_malformed_json(tmp_path: Path) -> None:
@@ -513,53 +515,53 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_malformed_version(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.11"]["versions"] = ["2.11.0", "2.11.x"]
-    expect_error(tmp_path, data, "release 2.11", "not a valid version: '2.11.x'")
+    expect_error(tmp_path, data, r"releases.2.11.versions[1]: '2.11.x' does not match '^\d+\.\d+\.\d+$'")
 
 
 def test_version_of_another_release(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.11"]["versions"] = ["2.11.0", "2.12.0"]
-    expect_error(tmp_path, data, "release 2.11", "2.12.0 does not belong")
+    expect_error(tmp_path, data, "releases.2.11.versions: version 2.12.0 does not belong to release 2.11")
 
 
 def test_label_must_match_the_cuda_version(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.14"]["platforms"]["linux_x86_64"]["variants"]["cu126"]["cuda"] = "12.8"
-    expect_error(tmp_path, data, "cu126", "must be 'cu128'")
+    expect_error(tmp_path, data, "variants.cu126: the label of this cuda variant must be 'cu128'")
 
 
 def test_cuda_version_must_be_in_the_driver_table(tmp_path: Path) -> None:
     data = raw()
     variants = data["releases"]["2.14"]["platforms"]["linux_x86_64"]["variants"]
     variants["cu177"] = dict(variants["cu126"], cuda="17.7")
-    expect_error(tmp_path, data, "/ linux_x86_64 / cu177", "CUDA 17.7 is not in the NVIDIA driver table")
+    expect_error(tmp_path, data, "linux_x86_64.variants.cu177.cuda: CUDA 17.7 is not in the NVIDIA driver table")
 
 
 def test_keys_of_another_kind(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.14"]["platforms"]["linux_x86_64"]["variants"]["rocm7.2"]["sass"] = ["90"]
-    expect_error(tmp_path, data, "rocm7.2", "'sass' do not apply to a rocm variant")
+    expect_error(tmp_path, data, "variants.rocm7.2.sass: does not apply to a rocm variant")
 
 
 def test_pypi_default_must_be_a_variant(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.12"]["platforms"]["linux_aarch64"]["pypi_default"]["variant"] = "cu128"
-    expect_error(tmp_path, data, "release 2.12 / linux_aarch64.pypi_default", "'cu128' is not among")
+    expect_error(tmp_path, data, "releases.2.12.platforms.linux_aarch64.pypi_default: variant 'cu128' is not among")
 
 
 def test_companions_must_cover_every_version(tmp_path: Path) -> None:
     data = raw()
     del data["releases"]["2.14"]["companions"]["2.14.1"]
-    expect_error(tmp_path, data, "release 2.14.companions", "missing ['2.14.1']")
+    expect_error(tmp_path, data, "releases.2.14.companions: must have exactly one entry", "missing ['2.14.1']")
 
 
 def test_bad_confidence_and_sass(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.8"]["platforms"]["linux_x86_64"]["variants"]["cu128"]["confidence"] = "likely"
-    expect_error(tmp_path, data, "release 2.8 / linux_x86_64 / cu128", "confidence must be one of")
+    expect_error(tmp_path, data, "2.8.platforms.linux_x86_64.variants.cu128.confidence: 'likely' is not one of")
     data = raw()
     data["releases"]["2.8"]["platforms"]["linux_x86_64"]["variants"]["cu128"]["sass"] = ["sm_70"]
-    expect_error(tmp_path, data, "release 2.8 / linux_x86_64 / cu128", "malformed entry 'sm_70'")
+    expect_error(tmp_path, data, "releases.2.8.platforms.linux_x86_64.variants.cu128.sass[0]: 'sm_70' does not match")
 
 
 def paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -600,13 +602,13 @@ def test_any_corruption_is_a_knowledge_error(tmp_path: Path) -> None:
 def test_os_specific_fields_stay_on_their_os(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.14"]["platforms"]["windows_amd64"]["min_glibc"] = "2.28"
-    expect_error(tmp_path, data, "release 2.14 / windows_amd64", "'min_glibc' does not apply to windows")
+    expect_error(tmp_path, data, "releases.2.14.platforms.windows_amd64.min_glibc: does not apply to windows")
     data = raw()
     data["releases"]["2.14"]["platforms"]["linux_x86_64"]["variants"]["cpu"]["mps"] = True
-    expect_error(tmp_path, data, "release 2.14 / linux_x86_64", "MPS exists only in macOS builds")
+    expect_error(tmp_path, data, "2.14.platforms.linux_x86_64.variants.cpu.mps: MPS exists only in macOS builds")
 
 
 def test_values_with_trailing_newlines_are_malformed(tmp_path: Path) -> None:
     data = raw()
     data["releases"]["2.14"]["platforms"]["linux_x86_64"]["variants"]["rocm7.2"]["gfx"][0] = "gfx900\n"
-    expect_error(tmp_path, data, "rocm7.2", "malformed entry")
+    expect_error(tmp_path, data, "variants.rocm7.2.gfx[0]: 'gfx900\\n' does not match")

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from email.parser import BytesHeaderParser
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from ..kb.jsonfile import Fields, load_json
+from ..kb.jsonfile import DataFileError, conform, load_json
 
 if TYPE_CHECKING:
     from ..report import HardwareReport
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 _PACKAGED = "wheelfit/kb/data/uv_preview.json"
-_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")
 _VARIANT_MARKER = re.compile(r"\b(variant_label|variant_namespaces|variant_features|variant_properties)\b")
 
 
@@ -74,65 +73,44 @@ class UvPreview:
 
 @cache
 def _packaged() -> UvPreview:
-    return load_uv_preview(files("wheelfit.kb").joinpath("data/uv_preview.json").read_bytes())
+    doc = load_json(files("wheelfit.kb").joinpath("data/uv_preview.json").read_bytes(), _PACKAGED)
+    return _build(cast("dict[str, Any]", doc), _PACKAGED)  # parsed only: the tests hold it to the schema
 
 
 def load_uv_preview(text: str | bytes | None = None, name: str = _PACKAGED) -> UvPreview:
-    """The packaged facts, or ``text`` (a test's copy); ``DataFileError`` naming file and key if malformed."""
+    """The packaged facts, or ``text`` (a test's copy, held to ``uv_preview.schema.json``); ``DataFileError`` naming
+    file and key if malformed. The packaged file is only parsed: the tests hold it to the schema."""
     if text is None:
         return _packaged()
-    f = Fields(name)
-    keys = ("schema_version", "measured", "sources", "preview", "nvidia", "builtin", "skipped", "not_read")
-    more = ("schemas", "provider_keys", "priority_keys", "messages")
-    top = f.obj(load_json(text, name), "", (*keys, *more), ("about",))
-    f.schema_version(top["schema_version"], 1)
-    sources = f.sources(top["sources"])
-    measured = f.obj(top["measured"], "measured", ("uv", "date", "source"))
-    f.source(measured["source"], "measured.source", sources)
-    preview = f.obj(top["preview"], "preview", ("flag", "variable", "value", "source"))
-    f.source(preview["source"], "preview.source", sources)
-    nv_keys = ("provider", "plugin_api", "version", "sm_arch_variable", "cuda_driver_variable", "detects_with")
-    nvidia = f.obj(top["nvidia"], "nvidia", (*nv_keys, "source"))
-    f.source(nvidia["source"], "nvidia.source", sources)
-    f.texts(nvidia["detects_with"], "nvidia.detects_with")
-    builtin: dict[str, str] = {}
-    for i, row in enumerate(f.items(top["builtin"], "builtin")):
-        where = f.at("builtin", i)
-        entry = f.obj(row, where, ("namespace", "provider", "forced_by", "source"))
-        f.source(entry["source"], f.at(where, "source"), sources)
-        for j, var in enumerate(f.items(entry["forced_by"], f.at(where, "forced_by"))):
-            f.text(var, f.at(f.at(where, "forced_by"), j), _VARIABLE)
-        namespace = f.text(entry["namespace"], f.at(where, "namespace"))
-        builtin[namespace] = f.text(entry["provider"], f.at(where, "provider"))
-    messages = f.obj(
-        top["messages"],
-        "messages",
-        ("unknown_schema", "provider_kind", "unknown_priority", "skipped_provider", "variant_marker"),
-    )
+    return _build(conform(load_json(text, name), "kb/data/uv_preview.schema.json", name, reads="1"), name)
+
+
+def _build(doc: dict[str, Any], name: str) -> UvPreview:
+    """The facts from a document that follows the schema; what it cannot say is that each source is cited."""
+    cited = [(key, doc[key]) for key in ("measured", "preview", "nvidia")]
+    for where, item in [*cited, *((f"builtin[{i}]", row) for i, row in enumerate(doc["builtin"]))]:
+        if item["source"] not in doc["sources"]:
+            raise DataFileError(f"{name}: {where}.source: source {item['source']!r} is not a key of 'sources'")
+    measured, preview, nvidia = doc["measured"], doc["preview"], doc["nvidia"]
     return UvPreview(
-        uv=f.text(measured["uv"], "measured.uv", re.compile(r"\d+\.\d+\.\d+")),
-        measured=f.text(measured["date"], "measured.date", re.compile(r"\d{4}-\d{2}-\d{2}")),
-        preview_flag=f.text(preview["flag"], "preview.flag"),
-        preview_variable=f.text(preview["variable"], "preview.variable", _VARIABLE),
-        preview_value=f.text(preview["value"], "preview.value"),
-        nvidia_provider=f.text(nvidia["provider"], "nvidia.provider"),
-        nvidia_plugin_api=f.text(nvidia["plugin_api"], "nvidia.plugin_api"),
-        nvidia_version=f.text(nvidia["version"], "nvidia.version"),
-        sm_arch_variable=f.text(nvidia["sm_arch_variable"], "nvidia.sm_arch_variable", _VARIABLE),
-        cuda_driver_variable=f.text(nvidia["cuda_driver_variable"], "nvidia.cuda_driver_variable", _VARIABLE),
-        builtin=builtin,
-        skipped=_names(f, top["skipped"], "skipped"),
-        not_read=_names(f, top["not_read"], "not_read", _VARIABLE),
-        schemas=f.texts(top["schemas"], "schemas"),
-        provider_keys=f.texts(top["provider_keys"], "provider_keys"),
-        priority_keys=f.texts(top["priority_keys"], "priority_keys"),
-        messages={k: f.text(v, f.at("messages", k)) for k, v in messages.items()},
-    )  # fmt: skip
-
-
-def _names(f: Fields, value: object, where: str, pattern: re.Pattern[str] | None = None) -> tuple[str, ...]:
-    """A list of names that may be empty (``texts`` wants at least one)."""
-    return tuple(f.text(v, f.at(where, i), pattern) for i, v in enumerate(f.items(value, where)))
+        uv=measured["uv"],
+        measured=measured["date"],
+        preview_flag=preview["flag"],
+        preview_variable=preview["variable"],
+        preview_value=preview["value"],
+        nvidia_provider=nvidia["provider"],
+        nvidia_plugin_api=nvidia["plugin_api"],
+        nvidia_version=nvidia["version"],
+        sm_arch_variable=nvidia["sm_arch_variable"],
+        cuda_driver_variable=nvidia["cuda_driver_variable"],
+        builtin={row["namespace"]: row["provider"] for row in doc["builtin"]},
+        skipped=tuple(doc["skipped"]),
+        not_read=tuple(doc["not_read"]),
+        schemas=tuple(doc["schemas"]),
+        provider_keys=tuple(doc["provider_keys"]),
+        priority_keys=tuple(doc["priority_keys"]),
+        messages=dict(doc["messages"]),
+    )
 
 
 # -- the variables for a target -----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Extension sources as data (``data/extensions.json``): per package built against torch, where its wheels are
 published and how a wheel says which torch, CUDA and C++ ABI it was built for. Adding a package is a data change.
 
-Read with the knowledge base's JSON reader and checked the way its other files are; the schema file beside it is
-what the tests hold the data to."""
+Read with the knowledge base's JSON reader. Its shape is the schema beside it, to which the tests hold the packaged
+file and :func:`parse` (and its siblings) a copy given as text; what a schema cannot say (sources named exist,
+patterns compile and have the groups they must) is checked here."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from importlib.resources import files
 from typing import Any
 
 from ..kinds import Confidence
-from .jsonfile import Fields, load_json
+from .jsonfile import conform, load_json
 from .matrix import KnowledgeError
 
 __all__ = ["AbiRule", "CudaMajorRule", "Extension", "cuda_major_of", "cuda_major_rules", "cxx11_abi", "extensions"]
 
 _PACKAGED = "wheelfit/kb/data/extensions.json"
-_KINDS = frozenset({"github-releases", "index", "find-links", "pypi"})
+_SCHEMA = "kb/data/extensions.schema.json"
 _GROUPS = frozenset({"torch", "torch_major", "torch_minor", "cuda", "variant", "abi"})
 
 
@@ -62,7 +63,8 @@ def _packaged() -> tuple[dict[str, Extension], tuple[CudaMajorRule, ...], AbiRul
         text = files(__package__).joinpath("data/extensions.json").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # a broken installation, not a user error
         raise KnowledgeError(f"{_PACKAGED}: cannot read the packaged extension table: {exc}") from exc
-    return parse(text, _PACKAGED), parse_cuda_majors(text, _PACKAGED), parse_abi(text, _PACKAGED)
+    doc: Any = load_json(text, _PACKAGED, error=KnowledgeError)  # parsed only: the tests hold it to the schema
+    return _packages(doc, _PACKAGED), _cuda_majors(doc, _PACKAGED), _abi(doc, _PACKAGED)
 
 
 def cxx11_abi(series: str, variant: str) -> bool:
@@ -76,19 +78,14 @@ def cxx11_abi(series: str, variant: str) -> bool:
 
 
 def parse_abi(text: str, name: str) -> AbiRule:
-    f = Fields(name, KnowledgeError)
-    doc = f.mapping(load_json(text, name, error=KnowledgeError), "")
-    sources = f.sources(doc.get("sources"))
-    item = f.obj(doc.get("cxx11_abi"), "cxx11_abi", ("since", "earlier", "confidence", "source"))
-    since = f.text(item["since"], "cxx11_abi.since")
-    major, dot, minor = since.partition(".")
-    if not (dot and major.isdigit() and minor.isdigit()):
-        raise f.fail("cxx11_abi.since", "a series such as 2.7")
-    earlier = {
-        series: frozenset(f.texts(raw, f.at("cxx11_abi.earlier", series)))
-        for series, raw in f.mapping(item["earlier"], "cxx11_abi.earlier").items()
-    }
-    return AbiRule((int(major), int(minor)), earlier, f.source(item["source"], "cxx11_abi.source", sources))
+    return _abi(_checked(text, name), name)
+
+
+def _abi(doc: dict[str, Any], name: str) -> AbiRule:
+    item = doc["cxx11_abi"]
+    major, _, minor = item["since"].partition(".")
+    earlier = {series: frozenset(labels) for series, labels in item["earlier"].items()}
+    return AbiRule((int(major), int(minor)), earlier, _source(doc, item, "cxx11_abi", name))
 
 
 def extensions() -> dict[str, Extension]:
@@ -117,68 +114,54 @@ def cuda_major_of(name: str, extras: frozenset[str] = frozenset()) -> str | None
 
 
 def parse_cuda_majors(text: str, name: str) -> tuple[CudaMajorRule, ...]:
-    f = Fields(name, KnowledgeError)
-    doc = f.mapping(load_json(text, name, error=KnowledgeError), "")
-    sources = f.sources(doc.get("sources"))
+    return _cuda_majors(_checked(text, name), name)
+
+
+def _cuda_majors(doc: dict[str, Any], name: str) -> tuple[CudaMajorRule, ...]:
     rules: list[CudaMajorRule] = []
-    for i, raw in enumerate(f.items(doc.get("cuda_major"), "cuda_major")):
-        where = f.at("cuda_major", i)
-        item = f.obj(raw, where, ("name_pattern", "confidence", "source"), ("extra_pattern",))
-        patterns = [_pattern(f, item.get(key), f.at(where, key)) for key in ("name_pattern", "extra_pattern")]
-        named, extra = patterns
-        if named is None or "major" not in (extra or named).groupindex:
-            raise f.fail(where, "the name pattern (or the extra pattern) must have a group named major")
-        rules.append(CudaMajorRule(named, extra, f.source(item["source"], f.at(where, "source"), sources)))
+    for i, item in enumerate(doc["cuda_major"]):
+        where = f"cuda_major[{i}]"
+        named = _pattern(item["name_pattern"], f"{where}.name_pattern", name)
+        extra = _pattern(item["extra_pattern"], f"{where}.extra_pattern", name) if "extra_pattern" in item else None
+        if "major" not in (extra or named).groupindex:
+            raise KnowledgeError(f"{name}: {where}: the name (or extra) pattern must have a group named major")
+        rules.append(CudaMajorRule(named, extra, _source(doc, item, where, name)))
     return tuple(rules)
 
 
-def _confidence(f: Fields, value: object, where: str) -> Confidence:
-    text = f.text(value, where)
-    if text not in ("P", "M", "S", "U"):
-        raise f.fail(where, "one of P, M, S, U")
-    return Confidence(text)
-
-
-def _pattern(f: Fields, value: object, where: str) -> re.Pattern[str] | None:
-    text = f.opt_text(value, where)
-    if text is None:
-        return None
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise f.fail(where, f"not a regular expression: {exc}") from None
-
-
 def parse(text: str, name: str) -> dict[str, Extension]:
-    f = Fields(name, KnowledgeError)
-    required = ("schema_version", "updated", "about", "sources", "packages")
-    doc = f.obj(load_json(text, name, error=KnowledgeError), "", required, ("cuda_major", "cxx11_abi"))
-    f.schema_version(doc["schema_version"], 1)
-    sources = f.sources(doc["sources"])
+    """The packages of an extension table given as text (a test's or the docs generator's copy)."""
+    return _packages(_checked(text, name), name)
+
+
+def _packages(doc: dict[str, Any], name: str) -> dict[str, Extension]:
     out: dict[str, Extension] = {}
-    for pkg, raw in f.mapping(doc["packages"], "packages").items():
-        where = f.at("packages", pkg)
-        item: dict[str, Any] = f.obj(raw, where, ("where", "torch_pin", "confidence", "source"),
-                                     ("label_pattern", "note"))  # fmt: skip
-        place = f.obj(item["where"], f.at(where, "where"), ("kind", "url"))
-        kind = f.text(place["kind"], f.at(where, "where.kind"))
-        if kind not in _KINDS:
-            raise f.fail(f.at(where, "where.kind"), f"one of {', '.join(sorted(_KINDS))}")
-        pattern = f.opt_text(item.get("label_pattern"), f.at(where, "label_pattern"))
+    for pkg, item in doc["packages"].items():
+        where = f"packages.{pkg}"
         label = None
-        if pattern is not None:
-            try:
-                label = re.compile(pattern, re.IGNORECASE)
-            except re.error as exc:
-                raise f.fail(f.at(where, "label_pattern"), f"not a regular expression: {exc}") from None
+        if "label_pattern" in item:
+            label = _pattern(item["label_pattern"], f"{where}.label_pattern", name, re.IGNORECASE)
             unknown = set(label.groupindex) - _GROUPS
             if unknown:
-                raise f.fail(f.at(where, "label_pattern"), f"unknown groups {', '.join(sorted(unknown))}")
-        if not isinstance(item["torch_pin"], bool):
-            raise f.fail(f.at(where, "torch_pin"), "expected true or false")
-        out[pkg] = Extension(
-            pkg, kind, f.text(place["url"], f.at(where, "where.url")), label, item["torch_pin"],
-            _confidence(f, item["confidence"], f.at(where, "confidence")),
-            f.source(item["source"], f.at(where, "source"), sources),
-        )  # fmt: skip
+                raise KnowledgeError(f"{name}: {where}.label_pattern: unknown groups {', '.join(sorted(unknown))}")
+        out[pkg] = Extension(pkg, item["where"]["kind"], item["where"]["url"], label, item["torch_pin"],
+                             Confidence(item["confidence"]), _source(doc, item, where, name))  # fmt: skip
     return out
+
+
+def _checked(text: str, name: str) -> dict[str, Any]:
+    return conform(load_json(text, name, error=KnowledgeError), _SCHEMA, name, error=KnowledgeError, reads="1")
+
+
+def _source(doc: dict[str, Any], item: dict[str, Any], where: str, name: str) -> str:
+    key: str = item["source"]
+    if key not in doc["sources"]:
+        raise KnowledgeError(f"{name}: {where}.source: source {key!r} is not a key of 'sources'")
+    return key
+
+
+def _pattern(text: str, where: str, name: str, flags: int = 0) -> re.Pattern[str]:
+    try:
+        return re.compile(text, flags)
+    except re.error as exc:
+        raise KnowledgeError(f"{name}: {where}: not a regular expression: {exc}") from None

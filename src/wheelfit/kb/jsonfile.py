@@ -16,10 +16,11 @@ turns each case into one line naming the file:
 * a ``\\ud800`` escape with no partner, a lone surrogate, which fails later when printed or encoded;
 * more than ``max_bytes``.
 
-:class:`Fields` checks the shape of the decoded document the way ``matrix._Reader`` does, with messages
-``<file>: <where>: <what>``. Pure (json, math and re only) and cheap: the duplicate-key check, a Python call
-per object, adds about 0.6 ms to decoding the 70 KB packaged knowledge base; the other checks run only on
-numbers, on non-ASCII text and when a ``\\u`` escape names a surrogate.
+A document's shape is its JSON Schema (draft 2020-12, beside the data): :func:`conform` holds a file the user
+passes (``--kb``, ``measured.json``, a test's edited copy) to it with ``jsonschema``, imported only then; packaged
+files are held to theirs by the tests and only parsed at run time. Decoding is pure (json, math and re only) and
+cheap: the duplicate-key check, a Python call per object, adds about 0.6 ms to the 80 KB packaged knowledge base;
+the other checks run only on numbers, on non-ASCII text and when a ``\\u`` escape names a surrogate.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import WheelfitError
 
-__all__ = ["MAX_BYTES", "MAX_NUMBER_CHARS", "DataFileError", "Fields", "load_json", "read_json_file"]
+__all__ = ["MAX_BYTES", "MAX_NUMBER_CHARS", "DataFileError", "conform", "load_json", "read_json_file"]
 
 #: The largest document read by default: over 100 times the packaged knowledge base, and the cap of a variants file.
 MAX_BYTES = 8 * 1024 * 1024
@@ -193,96 +196,120 @@ def _first_line(exc: BaseException) -> str:
 # --------------------------------------------------------------------------- shape
 
 
-class Fields:
-    """Checks of a decoded document's shape; each failure is ``error("<file>: <where>: <what>")``.
+def conform(
+    doc: object,
+    schema: str | Path,
+    name: str,
+    *,
+    error: Callable[[str], Exception] = DataFileError,
+    reads: str | None = None,
+) -> dict[str, Any]:
+    """``doc`` if it follows the packaged schema ``schema`` (a path under ``wheelfit``, ``kb/data/x.schema.json``, or
+    a file: the tests hold the providers' tables to theirs), else ``error("<name>: <path>: <reason>")`` for the most
+    relevant failure, on one line.
 
-    ``where`` is a path such as ``overrides[1].gfx``. Objects are closed: an unknown key is a typo of an
-    optional one far more often than new data, and the packaged files ship with the code that reads them.
-    """
+    ``reads`` is the ``schema_version`` this code reads, if the file has one: another major is refused before the
+    shape is looked at (it may be any shape); given as ``major.minor``, a file of a newer minor may carry keys this
+    version does not know."""
+    if not isinstance(doc, dict):  # the common case worded without loading the validator
+        raise error(f"{name}: expected an object, got {_kind(doc)}")
+    newer = reads is not None and _newer_minor(doc.get("schema_version"), reads, name, error)
+    from jsonschema.exceptions import best_match, relevance  # about 90 ms: only for a file the user passes
 
-    def __init__(self, name: str, error: Callable[[str], Exception] = DataFileError) -> None:
-        self.name = name
-        self.error = error
+    errors = [
+        e for e in _validator(schema).iter_errors(doc) if not (newer and e.validator == "additionalProperties")
+    ]
+    if not errors:
+        return doc
+    # The shallowest error; at one depth a rule the schema explains in words, then jsonschema's best_match order.
+    best = max(errors, key=lambda e: (-len(e.absolute_path), _described(e), relevance(e)))
+    if best.context and not _described(best):  # which branch of an anyOf/oneOf failed, and why
+        best = best_match([best])
+    where = _json_path(best.absolute_path)
+    if best.validator == "required":  # every key missing from that object, in one message
+        here = best.absolute_path
+        lists = [e.validator_value for e in errors if e.validator == "required" and e.absolute_path == here]
+        missing = [k for k in dict.fromkeys(k for keys in lists for k in keys) if k not in best.instance]
+        reason = f"missing {', '.join(map(repr, missing))}"
+    else:
+        reason = _reason(best)
+    if len(reason) > _REASON_CHARS:
+        reason = reason[: _REASON_CHARS - 3] + "..."
+    raise error(f"{name}: {where}: {reason}" if where else f"{name}: {reason}")
 
-    def fail(self, where: str, what: str) -> Exception:
-        return self.error(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
 
-    @staticmethod
-    def at(where: str, key: str | int) -> str:
-        """``overrides`` + 1 -> ``overrides[1]``; ``overrides[1]`` + ``gfx`` -> ``overrides[1].gfx``."""
-        if isinstance(key, int):
-            return f"{where}[{key}]"
-        return f"{where}.{key}" if where else key
+def _newer_minor(value: object, reads: str, name: str, error: Callable[[str], Exception]) -> bool:
+    """Whether the file's ``schema_version`` is a newer minor of the major this code reads; another major is an
+    error (a malformed version is left to the schema)."""
+    if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+", value):
+        return False
+    major, _, minor = value.partition(".")
+    ours, _, our_minor = reads.partition(".")
+    if major != ours:
+        raise error(f"{name}: schema_version: {value} is not supported (this wheelfit reads {ours}.x): update wheelfit")
+    return bool(our_minor) and int(minor) > int(our_minor)
 
-    def obj(
-        self, value: object, where: str, required: Iterable[str] = (), optional: Iterable[str] = ()
-    ) -> dict[str, Any]:
-        """An object with every ``required`` key and no key outside ``required`` and ``optional``."""
-        if not isinstance(value, dict):
-            raise self.fail(where, f"expected an object, got {_kind(value)}")
-        needed = tuple(required)
-        missing = [k for k in needed if k not in value]
-        if missing:
-            raise self.fail(where, f"missing {', '.join(map(repr, missing))}")
-        known = {*needed, *optional}
-        unknown = sorted(k for k in value if k not in known)
-        if unknown:
-            keys = ", ".join(_show(k) for k in unknown[:3])
-            raise self.fail(where, f"unknown key {keys} (known: {', '.join(sorted(known))})")
-        return value
 
-    def mapping(self, value: object, where: str) -> dict[str, Any]:
-        """An object whose keys are data (IDs, names), not a fixed set."""
-        if not isinstance(value, dict):
-            raise self.fail(where, f"expected an object, got {_kind(value)}")
-        return value
+_REASON_CHARS = 200
+_TYPES = {"object": "an object", "array": "a list", "string": "a string", "number": "a number",
+          "integer": "an integer", "boolean": "true or false", "null": "null"}  # fmt: skip
 
-    def items(self, value: object, where: str) -> list[Any]:
-        if not isinstance(value, list):
-            raise self.fail(where, f"expected a list, got {_kind(value)}")
-        return value
 
-    def text(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> str:
-        """A non-empty string, matching ``pattern`` if given."""
-        if not isinstance(value, str) or not value:
-            raise self.fail(where, f"expected a non-empty string, got {_kind(value)}")
-        if pattern is not None and not pattern.fullmatch(value):
-            raise self.fail(where, f"malformed: {_show(value)}")
-        return value
+def _reason(e: Any) -> str:
+    """jsonschema's message, reworded where it would print a whole subtree or a schema."""
+    schema = e.schema if isinstance(e.schema, dict) else {}
+    if e.validator == "type":
+        wanted = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+        return f"expected {' or '.join(_TYPES.get(str(t), str(t)) for t in wanted)}, got {_kind(e.instance)}"
+    if e.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(e.instance, dict):
+        patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+        known = schema.get("properties", {})
+        extra = [k for k in e.instance if k not in known and not any(p.search(k) for p in patterns)]
+        return f"unknown key {', '.join(_show(k) for k in extra[:3])}"
+    if _described(e):
+        return str(schema["description"])  # the rule in the schema's own words, not the instance dumped
+    if isinstance(e.instance, (dict, list)) and e.validator in ("not", "anyOf", "oneOf", "enum", "const"):
+        return f"{_kind(e.instance)} is not allowed here"
+    return str(e.message)
 
-    def opt_text(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> str | None:
-        return None if value is None else self.text(value, where, pattern)
 
-    def texts(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> tuple[str, ...]:
-        """A non-empty list of distinct non-empty strings."""
-        out = tuple(self.text(v, self.at(where, i), pattern) for i, v in enumerate(self.items(value, where)))
-        if not out:
-            raise self.fail(where, "empty list")
-        if len(set(out)) != len(out):
-            raise self.fail(where, f"{_show(next(v for v in out if out.count(v) > 1))} is listed twice")
-        return out
+def _described(e: Any) -> bool:
+    """A composite rule (``not``, ``anyOf``, ``oneOf``) whose schema says in a ``description`` what it requires."""
+    return e.validator in ("not", "anyOf", "oneOf") and isinstance(e.schema, dict) and "description" in e.schema
 
-    def source(self, value: object, where: str, sources: dict[str, Any]) -> str:
-        key = self.text(value, where)
-        if key not in sources:
-            raise self.fail(where, f"source {_show(key)} is not a key of 'sources'")
-        return key
 
-    def sources(self, value: object, where: str = "sources") -> dict[str, str]:
-        """The ``sources`` table every data file carries: key -> citation."""
-        table = self.mapping(value, where)
-        if not table:
-            raise self.fail(where, "must name at least one source")
-        for key, text in table.items():
-            self.text(text, self.at(where, key))
-        return table
+def _json_path(path: Iterable[str | int]) -> str:
+    """``releases.2.9.versions[0]``: keys joined by dots as the files are read, list indexes in brackets."""
+    out = ""
+    for key in path:
+        if isinstance(key, str) and (not key.isprintable() or not key or len(key) > _SHOWN):
+            key = _show(key)  # a key that is not data-like is quoted, so the message stays one line
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out
 
-    def schema_version(self, value: object, major: int) -> str:
-        """``major.minor``; another major is a file this code cannot read."""
-        version = self.text(value, "schema_version", re.compile(r"\d+\.\d+"))
-        if int(version.split(".")[0]) != major:
-            raise self.fail("schema_version", f"{version} is not supported (this wheelfit reads {major}.x)")
-        return version
+
+@cache
+def _validator(schema: str | Path) -> Any:
+    from jsonschema import Draft202012Validator  # see conform
+    from jsonschema.validators import extend
+
+    where = schema if isinstance(schema, Path) else files("wheelfit").joinpath(schema)
+    document = json.loads(where.read_text(encoding="utf-8"))
+    return extend(Draft202012Validator, {"pattern": _pattern})(document)  # type: ignore[no-untyped-call]
+
+
+def _pattern(validator: Any, pattern: str, instance: object, schema: object) -> Iterator[Any]:
+    """``pattern`` with the ECMA-262 meaning JSON Schema gives it: ``$`` ends the text (Python's ``re.search`` also
+    accepts a final newline before it, so ``"gfx900\\n"`` would pass) and ``\\d`` is an ASCII digit."""
+    if isinstance(instance, str) and not _ecma(pattern).search(instance):
+        from jsonschema.exceptions import ValidationError
+
+        yield ValidationError(f"{_show(instance)} does not match '{pattern}'")
+
+
+@cache
+def _ecma(pattern: str) -> re.Pattern[str]:
+    return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern), re.ASCII)
 
 
 def _kind(value: object) -> str:

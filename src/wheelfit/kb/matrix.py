@@ -1,22 +1,21 @@
 """The PyTorch build matrix (``data/pytorch.json``): which wheels exist, and what each one has kernels for.
 
-The data file is the single source of truth and is versioned, so adding a
-PyTorch release is a data-only change. This module only reads and validates
-it: a user may point ``--kb FILE`` at a newer file, and a broken file must fail
-with one line naming the file and the entry, never with a stray ``KeyError``.
-Pure and fast (json + packaging only): no network, no heavy imports.
+The data file is the single source of truth and is versioned, so adding a PyTorch release is a data-only change.
+Its shape is ``data/pytorch.schema.json``: a user's ``--kb FILE`` is held to it at run time (``jsonschema``, loaded
+only then), the packaged file by the tests; this module then checks the rules a schema cannot state and builds the
+model. A broken file fails with one line naming the file and the entry, never with a stray ``KeyError``.
+Pure and fast (json + packaging only for the packaged file): no network, no heavy imports.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -52,22 +51,12 @@ SCHEMA_VERSION = "1.4"
 CONFIDENCE = frozenset(c for c in Confidence if c is not Confidence.INFERRED)
 #: The kinds of build a knowledge file lists (MPS is a kind of GPU, which the macOS CPU builds serve).
 KINDS = frozenset(k for k in BuildKind if k is not BuildKind.MPS)
-_DRIVER_OSES = ("linux", "windows")
 _PACKAGED = "wheelfit/kb/data/pytorch.json"
-
-_SERIES = re.compile(r"^\d+\.\d+$")
-_PLATFORM = re.compile(r"^(linux|windows|macos)_[a-z0-9_]+$")
-_CUDA = re.compile(r"^\d+\.\d+$")
-_ROCM = re.compile(r"^\d+\.\d+(\.\d+)?$")
-_SM = re.compile(r"^\d{2,3}$")
-_GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")
-_TOKEN = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-_PYTAG = re.compile(r"^cp3\d{1,2}t?$")
-_WHEEL_PLATFORM = re.compile(r"^[a-z0-9_]+$")
 
 
 class KnowledgeError(WheelfitError, ValueError):
-    """The knowledge file cannot be read or does not follow the schema; the message names file and entry."""
+    """The knowledge file cannot be read, does not follow its schema or breaks a rule the schema cannot state; the
+    message names file and entry."""
 
 
 @dataclass(frozen=True)
@@ -371,528 +360,260 @@ def _driver_os(os: str) -> str | None:
 
 
 def load_knowledge(path: str | Path | None = None) -> Knowledge:
-    """Load and validate the matrix: the packaged file, or ``path`` (the user's ``--kb FILE``)."""
+    """The matrix: the packaged file (parsed only; the tests hold it to its schema), or ``path``, the user's
+    ``--kb FILE``, held to ``pytorch.schema.json`` first."""
     if path is None:
         return _packaged()
-    from .jsonfile import read_json_file
+    from .jsonfile import conform, read_json_file
 
     name = str(path)
-    return _Reader(name).knowledge(read_json_file(path, name, error=KnowledgeError))
+    doc = read_json_file(path, name, error=KnowledgeError)
+    return _Builder(name).knowledge(conform(doc, _SCHEMA, name, error=KnowledgeError, reads=SCHEMA_VERSION))
 
 
 @cache
 def _packaged() -> Knowledge:
+    from .jsonfile import load_json  # the one reader of hostile JSON: huge numbers, NaN, deep nesting, duplicates
+
     try:
         text = files(__package__).joinpath("data/pytorch.json").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # a broken installation, not a user error
         raise KnowledgeError(f"{_PACKAGED}: cannot read the packaged knowledge file: {exc}") from exc
-    return _parse(text, _PACKAGED)
+    doc = cast("dict[str, Any]", load_json(text, _PACKAGED, error=KnowledgeError))  # the tests hold it to the schema
+    return _Builder(_PACKAGED).knowledge(doc)
 
 
-def _parse(text: str, name: str) -> Knowledge:
-    from .jsonfile import load_json  # the one reader of hostile JSON: huge numbers, NaN, deep nesting, duplicates
-
-    return _Reader(name).knowledge(load_json(text, name, error=KnowledgeError))
-
-
-class _Reader:
-    """Validates the raw JSON; every error message is ``<file>: <where>: <what>``."""
+class _Builder:
+    """The model from a document that follows the schema, checking what a JSON Schema cannot say: cross-references
+    (sources, versions, variants named elsewhere), labels against their kind and version, CUDA versions against
+    the NVIDIA driver table. Every error is ``<file>: <JSON path>: <what>``."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.strict_keys = True
         self.sources: Mapping[str, str] = {}
         self.seen: dict[tuple[Any, ...], Variant] = {}
 
     def fail(self, where: str, what: str) -> KnowledgeError:
-        return KnowledgeError(f"{self.name}: {where}: {what}" if where else f"{self.name}: {what}")
-
-    # ---- primitives
-
-    def obj(self, value: Any, where: str, allowed: frozenset[str] | None = None) -> dict[str, Any]:
-        if value is None:
-            raise self.fail(where, "missing")
-        if not isinstance(value, dict):
-            raise self.fail(where, f"expected an object, got {type(value).__name__}")
-        if allowed is not None and self.strict_keys:
-            unknown = sorted(set(value) - allowed)
-            if unknown:
-                raise self.fail(where, f"unknown key(s) {', '.join(map(repr, unknown))}")
-        return value
-
-    def str_(self, d: dict[str, Any], key: str, where: str, pattern: re.Pattern[str] | None = None) -> str:
-        if key not in d:
-            raise self.fail(where, f"missing {key!r}")
-        value = d[key]
-        if not isinstance(value, str) or not value:
-            raise self.fail(where, f"{key!r} must be a non-empty string, got {value!r}")
-        if pattern is not None and not pattern.fullmatch(value):
-            raise self.fail(where, f"{key!r} is malformed: {value!r}")
-        return value
-
-    def opt_str(self, d: dict[str, Any], key: str, where: str, pattern: re.Pattern[str] | None = None) -> str | None:
-        if d.get(key) is None:
-            return None
-        return self.str_(d, key, where, pattern)
-
-    def bool_(self, d: dict[str, Any], key: str, where: str, default: bool) -> bool:
-        value = d.get(key, default)
-        if not isinstance(value, bool):
-            raise self.fail(where, f"{key!r} must be true or false, got {value!r}")
-        return value
-
-    def strs(self, d: dict[str, Any], key: str, where: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
-        value = d.get(key, [])
-        if not isinstance(value, list):
-            raise self.fail(where, f"{key!r} must be a list of strings")
-        for item in value:
-            if not isinstance(item, str) or not pattern.fullmatch(item):
-                raise self.fail(where, f"{key!r} has a malformed entry {item!r}")
-        out = tuple(value)
-        if len(set(out)) != len(out):
-            raise self.fail(where, f"{key!r} has duplicate entries")
-        return out
-
-    def version(self, value: Any, where: str, what: str) -> Version:
-        if not isinstance(value, str):
-            raise self.fail(where, f"{what} must be a version string, got {value!r}")
-        try:
-            return Version(value)
-        except ValueError:  # InvalidVersion, or a release number past int()'s 4300-digit limit
-            raise self.fail(where, f"{what} is not a valid version: {value!r}") from None
-
-    def opt_driver(self, d: dict[str, Any], key: str, where: str) -> DriverVersion | None:
-        value = d.get(key)
-        if value is None:
-            return None
-        try:
-            return DriverVersion.parse(value if isinstance(value, str) else "")
-        except ValueError:
-            raise self.fail(f"{where}.{key}", f"{value!r} is not a driver version such as 580.65.06") from None
-
-    def opt_version(self, d: dict[str, Any], key: str, where: str) -> Version | None:
-        return None if d.get(key) is None else self.version(d[key], where, repr(key))
-
-    def specifier(self, value: Any, where: str, what: str) -> SpecifierSet:
-        if not isinstance(value, str) or not value:
-            raise self.fail(where, f"{what} must be a version specifier such as '==0.29.0', got {value!r}")
-        try:
-            return SpecifierSet(value)
-        except InvalidSpecifier:
-            raise self.fail(where, f"{what} is not a valid version specifier: {value!r}") from None
-
-    def confidence(self, value: Any, where: str) -> Confidence:
-        if not isinstance(value, str) or value not in CONFIDENCE:
-            raise self.fail(where, f"confidence must be one of P, M, S, U, got {value!r}")
-        return Confidence(value)
+        return KnowledgeError(f"{self.name}: {where}: {what}")
 
     def source(self, d: dict[str, Any], where: str) -> str:
-        key = self.str_(d, "source", where)
+        key: str = d["source"]
         if key not in self.sources:
-            raise self.fail(where, f"source {key!r} is not a key of 'sources'")
+            raise self.fail(f"{where}.source", f"source {key!r} is not a key of 'sources'")
         return key
 
-    # ---- document
+    def specifier(self, text: str, where: str) -> SpecifierSet:
+        try:
+            return SpecifierSet(text)
+        except (InvalidSpecifier, ValueError):  # ValueError: a number past int()'s 4300-digit limit
+            raise self.fail(where, f"not a version specifier such as '==0.29.0': {text[:60]!r}") from None
 
-    def knowledge(self, raw: Any) -> Knowledge:
-        top = self.obj(raw, "")
-        schema = self.schema(top)
-        top = self.obj(top, "", _TOP_KEYS)
-        updated = self.str_(top, "updated", "")
-        self.opt_str(top, "about", "")
-        sources = self.obj(top.get("sources"), "sources")
-        if not sources:
-            raise self.fail("sources", "must name at least one source")
-        for key, text in sources.items():
-            if not isinstance(text, str) or not text:
-                raise self.fail(f"sources.{key}", "must be a non-empty string")
-        self.sources = sources
-        field_sources = self.obj(top.get("field_sources", {}), "field_sources")
+    def version(self, text: str, where: str) -> Version:
+        """The schema's pattern makes ``text`` a version, but int() refuses a number of over 4300 digits."""
+        try:
+            return Version(text)
+        except ValueError:
+            raise self.fail(where, f"not a version: {text[:60]!r}") from None
+
+    def opt_version(self, d: dict[str, Any], key: str, where: str) -> Version | None:
+        return None if d.get(key) is None else self.version(d[key], f"{where}.{key}")
+
+    def knowledge(self, top: dict[str, Any]) -> Knowledge:
+        self.sources = top["sources"]
+        field_sources = top.get("field_sources", {})
         for field_name, key in field_sources.items():
-            if not isinstance(key, str) or key not in sources:
+            if key not in self.sources:
                 raise self.fail(f"field_sources.{field_name}", f"source {key!r} is not a key of 'sources'")
-
-        # Schema 1.0 files carried their own driver tables ('cuda_toolkits', 'minor_version_compat'): they are no
-        # longer read; the one table is wheelfit_nvidia's (wheelfit.kb.drivers).
-        toolkits: set[str] = set()  # not None: a CUDA variant's toolkit must be in that table
-
-        ips = self.xpu_ips(top["xpu_device_ips"]) if "xpu_device_ips" in top else {}
-
-        releases_raw = self.obj(top.get("releases"), "releases")
-        if not releases_raw:
-            raise self.fail("releases", "no releases")
-        releases = {series: self.release(series, entry, toolkits) for series, entry in releases_raw.items()}
+        ips: dict[str, tuple[str, ...]] = {}
+        if "xpu_device_ips" in top:
+            self.source(top["xpu_device_ips"], "xpu_device_ips")
+            ips = {ip: tuple(targets) for ip, targets in top["xpu_device_ips"]["map"].items()}
+        releases = {series: self.release(series, d, f"releases.{series}") for series, d in top["releases"].items()}
         return Knowledge(
             path=self.name,
-            schema_version=schema,
-            updated=updated,
-            sources=MappingProxyType(dict(sources)),
+            schema_version=top["schema_version"],
+            updated=top["updated"],
+            sources=MappingProxyType(dict(self.sources)),
             field_sources=MappingProxyType(dict(field_sources)),
             xpu_device_ips=MappingProxyType(ips),
             releases=MappingProxyType(releases),
-            platform_ends=MappingProxyType(self.platform_ends(top.get("platform_ends", {}), toolkits, releases)),
+            platform_ends=MappingProxyType(self.platform_ends(top.get("platform_ends", {}), releases)),
             elsewhere=MappingProxyType(self.elsewhere(top.get("elsewhere", {}))),
         )
 
-    def platform_ends(self, raw: Any, toolkits: set[str], releases: Mapping[str, Release]) -> dict[str, PlatformEnd]:
-        """``{platform: {last_version, what, note, confidence, source, series?, release?}}``: ``release`` is the
-        last series' entry (as under ``releases``), with that platform alone and ``last_version`` among its
-        versions; no release of the matrix may publish the platform."""
+    def platform_ends(self, raw: dict[str, Any], releases: Mapping[str, Release]) -> dict[str, PlatformEnd]:
+        """A platform no release of the matrix publishes; ``release``, its last series' entry, lists that platform
+        alone and ``last_version`` among its versions."""
         out: dict[str, PlatformEnd] = {}
-        keys = frozenset({"last_version", "what", "note", "confidence", "source", "series", "release"})
-        for name, entry in self.obj(raw, "platform_ends").items():
+        for name, d in raw.items():
             where = f"platform_ends.{name}"
-            if not _PLATFORM.fullmatch(name):
-                raise self.fail(where, "platform names look like linux_x86_64, windows_amd64 or macos_x86_64")
-            d = self.obj(entry, where, keys)
-            last = self.version(d.get("last_version"), where, "'last_version'")
+            last = self.version(d["last_version"], f"{where}.last_version")
             later = [r.name for r in releases.values() if name in r.platforms]
             if later:
                 raise self.fail(where, f"releases {', '.join(later)} publish {name}: it has not ended")
             release: Release | None = None
             if d.get("release") is not None:
-                series = self.str_(d, "series", where, _SERIES)
-                release = self.release(series, d["release"], toolkits)
+                release = self.release(d["series"], d["release"], f"{where}.release")
                 if set(release.platforms) != {name}:
                     raise self.fail(f"{where}.release", f"must list the platform {name} alone")
                 if last not in release.versions:
                     raise self.fail(f"{where}.release", f"'last_version' {last} is not one of its versions")
-            out[name] = PlatformEnd(
-                platform=name,
-                last_version=last,
-                what=self.str_(d, "what", where),
-                note=self.str_(d, "note", where),
-                confidence=self.confidence(d.get("confidence"), where),
-                source=self.source(d, where),
-                release=release,
-            )
+            out[name] = PlatformEnd(name, last, d["what"], d["note"], Confidence(d["confidence"]),
+                                    self.source(d, where), release)  # fmt: skip
         return out
 
-    def elsewhere(self, raw: Any) -> dict[str, Elsewhere]:
+    def elsewhere(self, raw: dict[str, Any]) -> dict[str, Elsewhere]:
         out: dict[str, Elsewhere] = {}
-        for key, entry in self.obj(raw, "elsewhere").items():
+        for key, d in raw.items():
             where = f"elsewhere.{key}"
-            d = self.obj(entry, where, frozenset({"what", "note", "url", "confidence", "source", "indexes"}))
-            out[key] = Elsewhere(
-                key=key,
-                what=self.str_(d, "what", where),
-                note=self.str_(d, "note", where),
-                url=self.https(d, where),
-                confidence=self.confidence(d.get("confidence"), where),
-                source=self.source(d, where),
-                indexes={
-                    release: self.elsewhere_index(raw_index, f"{where}.indexes.{release}")
-                    for release, raw_index in self.obj(d.get("indexes", {}), f"{where}.indexes").items()
-                },
-            )
+            indexes = {
+                release: ElsewhereIndex(
+                    i["what"], i["url"], i["label"], Confidence(i["confidence"]),
+                    self.source(i, f"{where}.indexes.{release}"),
+                )
+                for release, i in d.get("indexes", {}).items()
+            }
+            out[key] = Elsewhere(key, d["what"], d["note"], d["url"], Confidence(d["confidence"]),
+                                 self.source(d, where), indexes)  # fmt: skip
         return out
 
-    def elsewhere_index(self, raw: Any, where: str) -> ElsewhereIndex:
-        d = self.obj(raw, where, frozenset({"what", "url", "label", "confidence", "source"}))
-        label = self.str_(d, "label", where)
-        if not re.fullmatch(r"cu\d+", label):
-            raise self.fail(where, f"'label' must be a CUDA variant such as cu126, got {label!r}")
-        return ElsewhereIndex(self.str_(d, "what", where), self.https(d, where), label,
-                              self.confidence(d.get("confidence"), where), self.source(d, where))  # fmt: skip
-
-    def https(self, d: dict[str, Any], where: str) -> str:
-        url = self.str_(d, "url", where)
-        if not url.startswith("https://"):
-            raise self.fail(where, f"'url' must be an https:// address, got {url!r}")
-        return url
-
-    def schema(self, top: dict[str, Any]) -> str:
-        value = top.get("schema_version")
-        if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+", value):
-            raise self.fail("", f"schema_version must look like '1.0', got {value!r}")
-        major, minor = (int(p) for p in value.split("."))
-        ours_major, ours_minor = (int(p) for p in SCHEMA_VERSION.split("."))
-        if major != ours_major:
-            raise self.fail(
-                "", f"schema_version {value} is not supported (this wheelfit reads {ours_major}.x): update wheelfit"
-            )
-        self.strict_keys = minor <= ours_minor
-        return value
-
-    def xpu_ips(self, raw: Any) -> dict[str, tuple[str, ...]]:
-        where = "xpu_device_ips"
-        d = self.obj(raw, where, frozenset({"map", "confidence", "source", "note"}))
-        self.confidence(d.get("confidence"), where)
-        self.source(d, where)
-        self.opt_str(d, "note", where)
-        out: dict[str, tuple[str, ...]] = {}
-        for ip, targets in self.obj(d.get("map"), f"{where}.map").items():
-            if not re.fullmatch(r"\d+\.\d+\.\d+", ip):
-                raise self.fail(f"{where}.map", f"malformed device IP {ip!r}")
-            out[ip] = self.strs({"targets": targets}, "targets", f"{where}.map.{ip}", _TOKEN)
-            if not out[ip]:
-                raise self.fail(f"{where}.map.{ip}", "no AOT target")
-        return out
-
-    def release(self, series: str, raw: Any, toolkits: set[str]) -> Release:
-        where = f"release {series}"
-        if not _SERIES.fullmatch(series):
-            raise self.fail(where, "release keys must look like '2.14'")
-        d = self.obj(raw, where, _RELEASE_KEYS)
-        versions_raw = d.get("versions")
-        if not isinstance(versions_raw, list) or not versions_raw:
-            raise self.fail(where, "'versions' must be a non-empty list")
-        versions = sorted(self.version(v, where, "version") for v in versions_raw)
+    def release(self, series: str, d: dict[str, Any], where: str) -> Release:
+        versions = sorted(self.version(v, f"{where}.versions") for v in d["versions"])
         for v in versions:
-            if f"{v.major}.{v.minor}" != series or v.local is not None or v.is_devrelease:
-                raise self.fail(where, f"version {v} does not belong to release {series}")
+            if f"{v.major}.{v.minor}" != series:
+                raise self.fail(f"{where}.versions", f"version {v} does not belong to release {series}")
         if len(set(versions)) != len(versions):
-            raise self.fail(where, "duplicate versions")
+            raise self.fail(f"{where}.versions", "duplicate versions")
         by_text = {str(v): v for v in versions}
-
-        requires_python = self.specifier(d.get("requires_python"), where, "'requires_python'")
-        python_tags = self.strs(d, "python_tags", where, _PYTAG)
-        if not python_tags:
-            raise self.fail(where, "'python_tags' is empty")
         tags_by_version: dict[Version, tuple[str, ...]] = {}
-        for text, _ in self.obj(d.get("python_tags_by_version", {}), f"{where}.python_tags_by_version").items():
+        for text, tags in d.get("python_tags_by_version", {}).items():
             if text not in by_text:
-                raise self.fail(f"{where}.python_tags_by_version", f"{text!r} is not one of the release's versions")
-            tags_by_version[by_text[text]] = self.strs(
-                d["python_tags_by_version"], text, f"{where}.python_tags_by_version", _PYTAG
-            )
-
-        companions_raw = self.obj(d.get("companions"), f"{where}.companions")
-        missing = sorted(set(by_text) - set(companions_raw))
-        extra = sorted(set(companions_raw) - set(by_text))
+                raise self.fail(f"{where}.python_tags_by_version.{text}", "not one of the release's versions")
+            tags_by_version[by_text[text]] = tuple(tags)
+        missing = sorted(set(by_text) - set(d["companions"]))
+        extra = sorted(set(d["companions"]) - set(by_text))
         if missing or extra:
             raise self.fail(
                 f"{where}.companions", f"must have exactly one entry per version (missing {missing}, extra {extra})"
             )
-        companions = {by_text[t]: self.companions(c, f"{where}.companions.{t}") for t, c in companions_raw.items()}
-
-        platforms_raw = self.obj(d.get("platforms"), f"{where}.platforms")
-        if not platforms_raw:
-            raise self.fail(where, "no platforms")
+        companions = {by_text[t]: self.companions(c, f"{where}.companions.{t}") for t, c in d["companions"].items()}
         platforms = {
-            name: self.platform(name, entry, f"{where} / {name}", toolkits, by_text)
-            for name, entry in platforms_raw.items()
+            name: self.platform(entry, f"{where}.platforms.{name}", name, by_text)
+            for name, entry in d["platforms"].items()
         }
-        channel = d.get("channel", "release")
-        if channel not in CHANNELS:
-            raise self.fail(where, f"'channel' must be one of {', '.join(sorted(CHANNELS))}, got {channel!r}")
         return Release(
             name=series,
             versions=tuple(versions),
-            requires_python=requires_python,
-            python_tags=python_tags,
+            requires_python=self.specifier(d["requires_python"], f"{where}.requires_python"),
+            python_tags=tuple(d["python_tags"]),
             python_tags_by_version=MappingProxyType(tags_by_version),
             companions=MappingProxyType(companions),
             platforms=MappingProxyType(platforms),
-            note=self.opt_str(d, "note", where),
-            channel=channel,
+            note=d.get("note"),
+            channel=d.get("channel", "release"),
         )
 
-    def companions(self, raw: Any, where: str) -> Companions:
-        d = self.obj(raw, where, frozenset({"packages", "confidence", "source", "note"}))
-        packages = self.obj(d.get("packages"), f"{where}.packages")
-        if not packages:
-            raise self.fail(where, "'packages' is empty")
-        pins = {pkg: self.specifier(spec, where, repr(pkg)) for pkg, spec in packages.items()}
-        return Companions(
-            pins=MappingProxyType(pins),
-            confidence=self.confidence(d.get("confidence"), where),
-            source=self.source(d, where),
-            note=self.opt_str(d, "note", where),
-        )
+    def companions(self, d: dict[str, Any], where: str) -> Companions:
+        pins = {pkg: self.specifier(spec, f"{where}.packages.{pkg}") for pkg, spec in d["packages"].items()}
+        return Companions(MappingProxyType(pins), Confidence(d["confidence"]), self.source(d, where), d.get("note"))
 
-    def platform(
-        self, name: str, raw: Any, where: str, toolkits: set[str], versions: Mapping[str, Version]
-    ) -> PlatformBuilds:
-        if not _PLATFORM.fullmatch(name):
-            raise self.fail(where, "platform names look like linux_x86_64, windows_amd64 or macos_arm64")
-        d = self.obj(raw, where, _PLATFORM_KEYS)
-        variants_raw = self.obj(d.get("variants"), f"{where}.variants")
-        if not variants_raw:
-            raise self.fail(where, "no variants")
+    def platform(self, d: dict[str, Any], where: str, name: str, versions: Mapping[str, Version]) -> PlatformBuilds:
         variants = {
-            label: self.patched(self.variant(label, entry, f"{where} / {label}", toolkits), entry, versions, where)
-            for label, entry in variants_raw.items()
+            label: self.patched(self.variant(label, entry, f"{where}.variants.{label}"), entry, versions, where)
+            for label, entry in d["variants"].items()
         }
-        default = self.obj(
-            d.get("pypi_default"), f"{where}.pypi_default", frozenset({"variant", "confidence", "source", "note"})
-        )
-        default_label = self.str_(default, "variant", f"{where}.pypi_default")
-        if default_label not in variants:
-            raise self.fail(f"{where}.pypi_default", f"variant {default_label!r} is not among the platform's variants")
+        default = d["pypi_default"]
+        if default["variant"] not in variants:
+            raise self.fail(
+                f"{where}.pypi_default", f"variant {default['variant']!r} is not among the platform's variants"
+            )
         self.source(default, f"{where}.pypi_default")
-        python_tags = self.strs(d, "python_tags", where, _PYTAG) if d.get("python_tags") is not None else None
-        os = name.split("_", 1)[0]
-        misplaced = [
-            k for k in ("min_glibc", "min_macos", "mps_min_macos") if d.get(k) is not None and k not in _OS_KEYS[os]
-        ]
-        if misplaced:
-            raise self.fail(where, f"{', '.join(map(repr, misplaced))} does not apply to {os}")
-        if os != "macos" and any(v.mps for v in variants.values()):
-            raise self.fail(where, "MPS exists only in macOS builds")
         return PlatformBuilds(
             name=name,
-            platform_tag=self.opt_str(d, "platform_tag", where, _WHEEL_PLATFORM),
+            platform_tag=d.get("platform_tag"),
             min_glibc=self.opt_version(d, "min_glibc", where),
             min_macos=self.opt_version(d, "min_macos", where),
             mps_min_macos=self.opt_version(d, "mps_min_macos", where),
-            python_tags=python_tags,
-            pypi_default=default_label,
-            pypi_default_confidence=self.confidence(default.get("confidence"), f"{where}.pypi_default"),
-            pypi_default_note=self.opt_str(default, "note", f"{where}.pypi_default"),
-            confidence=self.confidence(d.get("confidence"), where),
+            python_tags=tuple(d["python_tags"]) if d.get("python_tags") is not None else None,
+            pypi_default=default["variant"],
+            pypi_default_confidence=Confidence(default["confidence"]),
+            pypi_default_note=default.get("note"),
+            confidence=Confidence(d["confidence"]),
             source=self.source(d, where),
-            note=self.opt_str(d, "note", where),
+            note=d.get("note"),
             variants=MappingProxyType(variants),
         )
 
-    def patched(self, base: Variant, raw: Any, versions: Mapping[str, Version], where: str) -> Variant:
+    def patched(self, base: Variant, raw: dict[str, Any], versions: Mapping[str, Version], where: str) -> Variant:
         """``versions`` (the patch releases that publish the build) and ``by_version`` (a patch release's own arch
         lists, confidence, source) of a variant entry."""
-        where = f"{where} / {base.label}"
+        where = f"{where}.variants.{base.label}"
         listed: tuple[Version, ...] | None = None
         if raw.get("versions") is not None:
-            names = self.strs(raw, "versions", where, _VERSION_TEXT)
-            unknown = [v for v in names if v not in versions]
-            if unknown or not names:
-                raise self.fail(where, f"'versions' must name some of the release's versions, got {unknown or names}")
-            listed = tuple(sorted(versions[v] for v in names))
+            unknown = [v for v in raw["versions"] if v not in versions]
+            if unknown:
+                raise self.fail(f"{where}.versions", f"{unknown} are not versions of the release")
+            listed = tuple(sorted(versions[v] for v in raw["versions"]))
         overrides: dict[Version, Variant] = {}
-        for text, change in self.obj(raw.get("by_version", {}), f"{where}.by_version").items():
+        for text, change in raw.get("by_version", {}).items():
+            at = f"{where}.by_version.{text}"
             if text not in versions or (listed is not None and versions[text] not in listed):
-                raise self.fail(f"{where}.by_version", f"{text!r} is not a version that publishes this build")
-            allowed = _KIND_KEYS[base.kind] - {"cuda", "rocm"} | {"confidence", "source", "note"}
-            entry = self.obj(change, f"{where}.by_version.{text}", frozenset(allowed))
-            merged = {k: v for k, v in _variant_fields(base).items() if k not in ("versions", "by_version")}
-            merged.update(entry)
-            overrides[versions[text]] = self.build_variant(base.label, merged, f"{where}.by_version.{text}", None)
+                raise self.fail(at, "not a version that publishes this build")
+            merged = {k: v for k, v in _variant_fields(base).items() if k not in ("versions", "by_version")} | change
+            if base.kind is BuildKind.CUDA and not (merged.get("sass") or merged.get("ptx")):
+                raise self.fail(at, "a CUDA variant needs 'sass' or 'ptx' architectures")
+            overrides[versions[text]] = self.build_variant(base.label, merged, at)
         if listed is None and not overrides:
             return base
         return replace(base, versions=listed, by_version=MappingProxyType(overrides))
 
-    def variant(self, label: str, raw: Any, where: str, toolkits: set[str]) -> Variant:
-        # Half the entries repeat verbatim across releases and platforms (cpu, xpu, cu126 ...):
-        # validating each distinct entry once keeps loading well under 10 ms.
-        try:
-            key = (label, *((k, tuple(v) if isinstance(v, list) else v) for k, v in raw.items()))
-            hit = self.seen.get(key)
-        except (AttributeError, TypeError):  # not an object, or a nested value: validation reports it
-            return self.build_variant(label, raw, where, toolkits)
+    def variant(self, label: str, raw: dict[str, Any], where: str) -> Variant:
+        # Half the entries repeat verbatim across releases and platforms (cpu, xpu, cu126 ...): each distinct one
+        # is built once.
+        key = (label, *((k, tuple(v) if isinstance(v, list) else v) for k, v in raw.items() if k != "by_version"))
+        hit = self.seen.get(key)
         if hit is None:
-            hit = self.seen[key] = self.build_variant(label, raw, where, toolkits)
+            hit = self.seen[key] = self.build_variant(label, raw, where)
         return hit
 
-    def build_variant(self, label: str, raw: Any, where: str, toolkits: set[str] | None) -> Variant:
-        d = self.obj(raw, where, _VARIANT_KEYS)
-        word = self.str_(d, "kind", where)
-        if word not in KINDS:
-            raise self.fail(where, f"unknown kind {word!r} (expected one of {', '.join(sorted(KINDS))})")
-        kind = BuildKind(word)
-        stray = sorted(k for k in _KIND_KEYS_ALL - _KIND_KEYS[kind] if k in d)
-        if stray:
-            raise self.fail(where, f"key(s) {', '.join(map(repr, stray))} do not apply to a {kind} variant")
-        cuda: str | None = None
-        rocm: str | None = None
-        sass: tuple[str, ...] = ()
-        ptx: tuple[str, ...] = ()
-        gfx: tuple[str, ...] = ()
-        aot: tuple[str, ...] = ()
+    def build_variant(self, label: str, d: dict[str, Any], where: str) -> Variant:
+        kind = BuildKind(d["kind"])
         if kind is BuildKind.CUDA:
-            cuda = self.str_(d, "cuda", where, _CUDA)
-            if toolkits is not None and not _known_toolkit(cuda):
-                raise self.fail(where, f"CUDA {cuda} is not in the NVIDIA driver table (wheelfit_nvidia cuda_drivers)")
-            expected = "cu" + cuda.replace(".", "")
-            sass = self.strs(d, "sass", where, _SM)
-            ptx = self.strs(d, "ptx", where, _SM)
-            if not sass and not ptx:
-                raise self.fail(where, "a CUDA variant needs 'sass' or 'ptx' architectures")
+            expected = "cu" + d["cuda"].replace(".", "")
+            if not _known_toolkit(d["cuda"]):
+                what = f"CUDA {d['cuda']} is not in the NVIDIA driver table (wheelfit_nvidia cuda_drivers)"
+                raise self.fail(f"{where}.cuda", what)
         elif kind is BuildKind.ROCM:
-            rocm = self.str_(d, "rocm", where, _ROCM)
-            expected = "rocm" + rocm
-            gfx = self.strs(d, "gfx", where, _GFX)
-            if not gfx:
-                raise self.fail(where, "a ROCm variant needs a 'gfx' list")
-        elif kind is BuildKind.XPU:
-            expected = "xpu"
-            aot = self.strs(d, "aot", where, _TOKEN)
-            if not aot:
-                raise self.fail(where, "an XPU variant needs an 'aot' list")
+            expected = "rocm" + d["rocm"]
         else:
-            expected = "cpu"
+            expected = kind.value
         if label != expected:
             raise self.fail(where, f"the label of this {kind} variant must be {expected!r}")
         return Variant(
             label=label,
             kind=kind,
-            confidence=self.confidence(d.get("confidence"), where),
+            confidence=Confidence(d["confidence"]),
             source=self.source(d, where),
-            advertised=self.bool_(d, "advertised", where, True),
-            cuda=cuda,
-            sass=sass,
-            ptx=ptx,
-            rocm=rocm,
-            gfx=gfx,
-            aot=aot,
-            mps=self.bool_(d, "mps", where, False),
-            note=self.opt_str(d, "note", where),
+            advertised=d.get("advertised", True),
+            cuda=d.get("cuda"),
+            sass=tuple(d.get("sass", ())),
+            ptx=tuple(d.get("ptx", ())),
+            rocm=d.get("rocm"),
+            gfx=tuple(d.get("gfx", ())),
+            aot=tuple(d.get("aot", ())),
+            mps=d.get("mps", False),
+            note=d.get("note"),
         )
 
 
-_TOP_KEYS = frozenset(
-    {
-        "schema_version",
-        "updated",
-        "about",
-        "sources",
-        "field_sources",
-        "cuda_toolkits",
-        "minor_version_compat",
-        "xpu_device_ips",
-        "platform_ends",
-        "elsewhere",
-        "releases",
-    }
-)
-_RELEASE_KEYS = frozenset(
-    {
-        "versions",
-        "requires_python",
-        "python_tags",
-        "python_tags_by_version",
-        "companions",
-        "platforms",
-        "note",
-        "channel",
-    }
-)
-_PLATFORM_KEYS = frozenset(
-    {
-        "platform_tag",
-        "min_glibc",
-        "min_macos",
-        "mps_min_macos",
-        "python_tags",
-        "confidence",
-        "source",
-        "note",
-        "pypi_default",
-        "variants",
-    }
-)
-_OS_KEYS = {"linux": {"min_glibc"}, "windows": set(), "macos": {"min_macos", "mps_min_macos"}}
-# The keys only a variant of that kind may carry (a ROCm entry with 'sass' is a mistake, not data).
-_KIND_KEYS: dict[BuildKind, frozenset[str]] = {
-    BuildKind.CUDA: frozenset({"cuda", "sass", "ptx"}),
-    BuildKind.ROCM: frozenset({"rocm", "gfx"}),
-    BuildKind.XPU: frozenset({"aot"}),
-    BuildKind.CPU: frozenset({"mps"}),
+_SCHEMA = "kb/data/pytorch.schema.json"
+# The keys only a variant of that kind carries (the schema refuses the others).
+_KIND_KEYS: dict[BuildKind, tuple[str, ...]] = {
+    BuildKind.CUDA: ("cuda", "sass", "ptx"),
+    BuildKind.ROCM: ("rocm", "gfx"),
+    BuildKind.XPU: ("aot",),
+    BuildKind.CPU: ("mps",),
 }
-_KIND_KEYS_ALL = frozenset(k for keys in _KIND_KEYS.values() for k in keys)
-_VARIANT_KEYS = frozenset(
-    {"kind", "advertised", "confidence", "source", "note", "versions", "by_version"} | _KIND_KEYS_ALL
-)
-CHANNELS = frozenset({"release", "test", "nightly"})
-_VERSION_TEXT = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 def _known_toolkit(cuda: str) -> bool:

@@ -1,20 +1,19 @@
 """The file of knowledge measured on this machine (:mod:`wheelfit.kb.overlay`), in wheelfit's data directory.
 
-The file (``measured.json``, schema ``data/measured.schema.json``) is read with the knowledge base's own JSON
-reader and checked the same way; a file that fails is one line naming it, never a traceback. Pure but for
+The file (``measured.json``, schema ``schemas/measured.schema.json``) is read with the knowledge base's own JSON
+reader and held to its schema; a file that fails is one line naming it, never a traceback. Pure but for
 :func:`read_measured` and :func:`measured_path`, which the edges call.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from .jsonfile import Fields, load_json
+from .jsonfile import conform, load_json
 from .matrix import KnowledgeError
 from .overlay import Measured, Overlay
 
@@ -22,10 +21,7 @@ __all__ = ["DATA_ENV", "default_data_dir", "measured_path", "parse", "read_measu
 
 DATA_ENV = "WHEELFIT_DATA_DIR"
 SCHEMA_MAJOR = 1
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_ARCH = re.compile(r"(sm|compute)_\d+[af]?|gfx[0-9a-f]+(:[a-z+-:]+)?|[a-z][a-z0-9_-]*", re.ASCII)
-_LABEL = re.compile(r"cu\d+|rocm\d+(\.\d+)*|xpu|cpu", re.ASCII)
-_PLATFORM = re.compile(r"linux_x86_64|linux_aarch64|windows_amd64|macos_arm64|macos_x86_64")
+_SCHEMA = "schemas/measured.schema.json"
 
 
 def default_data_dir(env: Mapping[str, str], platform: str, home: Path) -> Path:
@@ -58,26 +54,17 @@ def read_measured(path: Path) -> Overlay:
 
 
 def parse(data: bytes | str, name: str) -> Overlay:
-    f = Fields(name, KnowledgeError)
-    doc = f.obj(load_json(data, name, error=KnowledgeError), "", ("schema_version", "builds"), ("about",))
-    f.schema_version(doc["schema_version"], SCHEMA_MAJOR)
+    """The overlay in a file's bytes, held to ``schemas/measured.schema.json``: the file is the user's, in their
+    data directory, and another tool (or a newer wheelfit) may have written it."""
+    doc = conform(load_json(data, name, error=KnowledgeError), _SCHEMA, name, error=KnowledgeError, reads="1")
     found: dict[tuple[Version, str, str], Measured] = {}
-    for i, raw in enumerate(f.items(doc["builds"], "builds")):
-        where = f.at("builds", i)
-        item = f.obj(raw, where, ("version", "label", "platform", "arch_list", "date"), ("runtime",))
-        text = f.text(item["version"], f.at(where, "version"))
+    for i, item in enumerate(doc["builds"]):
         try:
-            version = Version(text)
-        except (InvalidVersion, ValueError):
-            raise f.fail(f.at(where, "version"), f"not a version: {text[:60]!r}") from None
-        measured = Measured(
-            version,
-            f.text(item["label"], f.at(where, "label"), _LABEL),
-            f.text(item["platform"], f.at(where, "platform"), _PLATFORM),
-            f.texts(item["arch_list"], f.at(where, "arch_list"), _ARCH),
-            f.opt_text(item.get("runtime"), f.at(where, "runtime")),
-            f.text(item["date"], f.at(where, "date"), _DATE),
-        )
+            version = Version(item["version"])
+        except (InvalidVersion, ValueError):  # ValueError: a number past int()'s 4300-digit limit
+            raise KnowledgeError(f"{name}: builds[{i}].version: not a version: {item['version'][:60]!r}") from None
+        measured = Measured(version, item["label"], item["platform"], tuple(item["arch_list"]), item.get("runtime"),
+                            item["date"])  # fmt: skip
         found[measured.key] = measured
     return Overlay(found, name)
 

@@ -1,19 +1,18 @@
 """Short, sourced explanations of what a device means for PyTorch (``device_notes.json``).
 
-The file's shape is ``data/device_notes.schema.json``; :func:`load_device_notes` checks it without the
-``jsonschema`` package, so a typo is one line naming file and key, not a ``KeyError`` in ``wheelfit detect``.
+The file's shape is ``data/device_notes.schema.json`` (the tests hold the packaged file to it; a test's edited copy
+is held to it here); :func:`load_device_notes` checks what the schema cannot say, in one line naming file and key.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from typing import Any
 
 from ..report import Accelerator
-from .jsonfile import Fields, load_json
+from .jsonfile import DataFileError, conform, load_json
 
 __all__ = [
     "DeviceNotes",
@@ -26,9 +25,6 @@ __all__ = [
 ]
 
 _PACKAGED = "wheelfit/kb/data/device_notes.json"
-_CC = re.compile(r"\d+\.\d+")
-_GFX = re.compile(r"gfx[0-9a-f]{3,4}")
-_FAMILY = re.compile(r"[a-z0-9][a-z0-9-]*")
 
 
 @dataclass(frozen=True)
@@ -44,60 +40,33 @@ class DeviceNotes:
 
 
 def load_device_notes(text: str | bytes | None = None, name: str = _PACKAGED) -> DeviceNotes:
-    """Read and check the packaged file, or ``text`` (a test's edited copy); ``DataFileError`` if malformed."""
+    """The packaged file, or ``text`` (a test's edited copy, held to the schema); ``DataFileError`` if malformed."""
     if text is None:
-        text = files(__package__).joinpath("data/device_notes.json").read_bytes()
-    f = Fields(name)
-    top = f.obj(
-        load_json(text, name),
-        "",
-        ("schema_version", "sources", "nvidia", "amd", "amd_default", "intel", "apple"),
-        ("about",),
-    )
-    f.schema_version(top["schema_version"], 1)
-    f.opt_text(top.get("about"), "about")
-    sources = f.sources(top["sources"])
-    nvidia = tuple(
-        (keys, f.text(row["family"], f.at(where, "family")), note)
-        for keys, note, row, where in _rows(f, top, "nvidia", "cc", _CC, sources, ("family",))
-    )
-    amd = tuple((keys, note) for keys, note, _, _ in _rows(f, top, "amd", "gfx", _GFX, sources))
-    intel = tuple((keys, note) for keys, note, _, _ in _rows(f, top, "intel", "family", _FAMILY, sources))
-    apple = f.obj(top["apple"], "apple", ("mps", "no_mps", "source"))
-    f.source(apple["source"], "apple.source", sources)
+        doc: Any = load_json(files(__package__).joinpath("data/device_notes.json").read_bytes(), name)
+    else:
+        doc = conform(load_json(text, name), "kb/data/device_notes.schema.json", name, reads="1")
+    for where, row in [*_rows(doc, "nvidia"), *_rows(doc, "amd"), *_rows(doc, "intel"), ("apple", doc["apple"])]:
+        if row["source"] not in doc["sources"]:
+            raise DataFileError(f"{name}: {where}.source: source {row['source']!r} is not a key of 'sources'")
+    for vendor, key in (("nvidia", "cc"), ("amd", "gfx"), ("intel", "family")):  # a key in two rows hides the second
+        seen: set[str] = set()
+        for where, row in _rows(doc, vendor):
+            for j, k in enumerate(row[key]):
+                if k in seen:
+                    raise DataFileError(f"{name}: {where}.{key}[{j}]: {k} is in an earlier row too")
+                seen.add(k)
     return DeviceNotes(
-        nvidia=nvidia,
-        amd=amd,
-        amd_default=f.text(top["amd_default"], "amd_default"),
-        intel=intel,
-        apple_mps=f.text(apple["mps"], "apple.mps"),
-        apple_no_mps=f.text(apple["no_mps"], "apple.no_mps"),
+        nvidia=tuple((tuple(row["cc"]), row["family"], row["note"]) for row in doc["nvidia"]),
+        amd=tuple((tuple(row["gfx"]), row["note"]) for row in doc["amd"]),
+        amd_default=doc["amd_default"],
+        intel=tuple((tuple(row["family"]), row["note"]) for row in doc["intel"]),
+        apple_mps=doc["apple"]["mps"],
+        apple_no_mps=doc["apple"]["no_mps"],
     )
 
 
-def _rows(
-    f: Fields,
-    top: dict[str, Any],
-    vendor: str,
-    key: str,
-    pattern: re.Pattern[str],
-    sources: dict[str, Any],
-    extra: tuple[str, ...] = (),
-) -> list[tuple[tuple[str, ...], str, dict[str, Any], str]]:
-    """``[{key: [...], "note": ..., "source": ...}]``; a key in two rows would hide the second, so it is refused."""
-    out: list[tuple[tuple[str, ...], str, dict[str, Any], str]] = []
-    seen: set[str] = set()
-    for i, raw in enumerate(f.items(top[vendor], vendor)):
-        where = f.at(vendor, i)
-        row = f.obj(raw, where, (key, "note", "source", *extra))
-        keys = f.texts(row[key], f.at(where, key), pattern)
-        for j, k in enumerate(keys):
-            if k in seen:
-                raise f.fail(f.at(f.at(where, key), j), f"{k} is in an earlier row too")
-            seen.add(k)
-        f.source(row["source"], f.at(where, "source"), sources)
-        out.append((keys, f.text(row["note"], f.at(where, "note")), row, where))
-    return out
+def _rows(doc: dict[str, Any], vendor: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(f"{vendor}[{i}]", row) for i, row in enumerate(doc[vendor])]
 
 
 @cache

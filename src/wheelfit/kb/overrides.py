@@ -1,27 +1,23 @@
 """Near-miss AMD targets and the HSA_OVERRIDE_GFX_VERSION that makes them run (``rocm_overrides.json``).
 
-The file's shape is ``data/rocm_overrides.schema.json``; :func:`load_rocm_overrides` checks it without the
-``jsonschema`` package, so a typo is one line naming file and key, not a ``KeyError`` in the planner.
+The file's shape is ``data/rocm_overrides.schema.json`` (the tests hold the packaged file to it; a test's edited copy
+is held to it here); :func:`load_rocm_overrides` checks what the schema cannot say, in one line naming file and key.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from types import MappingProxyType
+from typing import Any
 
-from .jsonfile import Fields, load_json
+from .jsonfile import DataFileError, conform, load_json
 
 __all__ = ["RocmOverrides", "load_rocm_overrides", "rocm_known_broken", "rocm_overrides"]
 
 _PACKAGED = "wheelfit/kb/data/rocm_overrides.json"
-_GFX = re.compile(r"gfx(\d{1,2})([0-9a-f])([0-9a-f])")
-_HSA_VALUE = re.compile(r"\d+\.\d+\.\d+")  # major.minor.stepping, decimal (ROCR-Runtime libhsakmt topology.c)
-_ROCM = re.compile(r"\d+\.\d+(\.\d+)?")
-_CONFIDENCE = frozenset({"P", "M", "S", "U"})
 
 
 @dataclass(frozen=True)
@@ -33,45 +29,39 @@ class RocmOverrides:
 
 
 def load_rocm_overrides(text: str | bytes | None = None, name: str = _PACKAGED) -> RocmOverrides:
-    """Read and check the packaged file, or ``text`` (a test's edited copy); ``DataFileError`` if malformed."""
+    """The packaged file, or ``text`` (a test's edited copy, held to the schema); ``DataFileError`` if malformed."""
     if text is None:
-        text = files(__package__).joinpath("data/rocm_overrides.json").read_bytes()
-    f = Fields(name)
-    top = f.obj(load_json(text, name), "", ("schema_version", "sources", "overrides"), ("about", "known_broken"))
-    f.schema_version(top["schema_version"], 1)
-    f.opt_text(top.get("about"), "about")
-    sources = f.sources(top["sources"])
+        doc: Any = load_json(files(__package__).joinpath("data/rocm_overrides.json").read_bytes(), name)
+    else:
+        doc = conform(load_json(text, name), "kb/data/rocm_overrides.schema.json", name, reads="1")
+    sources = doc["sources"]
+
+    def fail(where: str, what: str) -> DataFileError:
+        return DataFileError(f"{name}: {where}: {what}")
+
+    def cited(row: dict[str, Any], where: str) -> None:
+        if row["source"] not in sources:
+            raise fail(f"{where}.source", f"source {row['source']!r} is not a key of 'sources'")
 
     overrides: dict[str, tuple[str, str, str | None]] = {}
-    for i, raw in enumerate(f.items(top["overrides"], "overrides")):
-        where = f.at("overrides", i)
-        row = f.obj(raw, where, ("gfx", "as", "value", "source"), ("risk",))
-        listed = f.text(row["as"], f.at(where, "as"), _GFX)
-        value = f.text(row["value"], f.at(where, "value"), _HSA_VALUE)
+    for i, row in enumerate(doc["overrides"]):
+        where = f"overrides[{i}]"
+        listed, value = row["as"], row["value"]
         if value != _hsa_value(listed):
-            raise f.fail(f.at(where, "value"), f"{value!r} is not {listed}'s version ({_hsa_value(listed)!r})")
-        f.source(row["source"], f.at(where, "source"), sources)
-        risk = f.opt_text(row.get("risk"), f.at(where, "risk"))
-        for j, gfx in enumerate(f.texts(row["gfx"], f.at(where, "gfx"), _GFX)):
+            raise fail(f"{where}.value", f"{value!r} is not {listed}'s version ({_hsa_value(listed)!r})")
+        cited(row, where)
+        for j, gfx in enumerate(row["gfx"]):
             if gfx == listed or gfx in overrides:
                 what = "is the target it is overridden to" if gfx == listed else "has an override in an earlier row"
-                raise f.fail(f.at(f.at(where, "gfx"), j), f"{gfx} {what}")
-            overrides[gfx] = (listed, value, risk)
-
+                raise fail(f"{where}.gfx[{j}]", f"{gfx} {what}")
+            overrides[gfx] = (listed, value, row.get("risk"))
     broken: dict[str, tuple[str, str]] = {}
-    for i, raw in enumerate(f.items(top.get("known_broken", []), "known_broken")):
-        where = f.at("known_broken", i)
-        row = f.obj(raw, where, ("gfx", "from_rocm", "source", "why"), ("confidence",))
-        gfx = f.text(row["gfx"], f.at(where, "gfx"), _GFX)
-        if gfx in broken:
-            raise f.fail(f.at(where, "gfx"), f"{gfx} is listed twice")
-        f.source(row["source"], f.at(where, "source"), sources)
-        if "confidence" in row and row["confidence"] not in _CONFIDENCE:
-            raise f.fail(f.at(where, "confidence"), f"must be one of P, M, S, U, got {row['confidence']!r}")
-        broken[gfx] = (
-            f.text(row["from_rocm"], f.at(where, "from_rocm"), _ROCM),
-            f.text(row["why"], f.at(where, "why")),
-        )
+    for i, row in enumerate(doc.get("known_broken", [])):
+        where = f"known_broken[{i}]"
+        if row["gfx"] in broken:
+            raise fail(f"{where}.gfx", f"{row['gfx']} is listed twice")
+        cited(row, where)
+        broken[row["gfx"]] = (row["from_rocm"], row["why"])
     return RocmOverrides(MappingProxyType(overrides), MappingProxyType(broken))
 
 

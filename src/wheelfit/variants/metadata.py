@@ -13,7 +13,9 @@ Sources: ``*.dist-info/variant.json`` (one variant) and the index-level
   ``feature-order``; ``enable-if``, ``install-time`` and the top-level table are gone.
 
 Major versions other than 0 are refused (PEP 825: tools MUST reject an unsupported
-major); unknown keys are ignored (PEP 817). Every defect is a :class:`VariantError`.
+major); unknown keys are ignored (PEP 817). The shape of every generation is ``schemas/variants.schema.json``, to
+which each document is held (``jsonschema``, imported only when a variants document is read); every defect is a
+:class:`VariantError`, one line naming the file and the key.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kb.jsonfile import load_json
+from ..kb.jsonfile import conform, load_json
 from .errors import VariantError
-from .properties import FEATURE_RE, LABEL_RE, NAMESPACE_RE, NULL_LABEL, VALUE_RE, VariantProperty, is_null_label
+from .properties import NULL_LABEL, VariantProperty, is_null_label
 
 __all__ = [
     "SUPPORTED_MAJOR",
@@ -41,6 +43,7 @@ SUPPORTED_MAJOR = 0
 #: Reserved namespace implemented by installers, not providers; ranked after the listed ones.
 ABI_DEPENDENCY = "abi_dependency"
 _VERSION_RE = re.compile(r"/v(\d+)\.(\d+)\.(\d+)\.json$")
+_SCHEMA = "schemas/variants.schema.json"
 _PLUGIN_USE_STATIC = frozenset({"none", "build"})
 
 
@@ -137,61 +140,22 @@ def parse_variants_json(data: object, source: str = "variants.json") -> Variants
 
 
 class _Reader:
+    """The model from a document that follows ``schemas/variants.schema.json``, checking what the schema cannot:
+    the generation's own rules and the cross-references between tables."""
+
     def __init__(self, source: str) -> None:
         self.source = source
 
     def fail(self, where: str, problem: str) -> VariantError:
         return VariantError(f"{self.source}: {where}: {problem}")
 
-    def obj(self, value: object, where: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(where, f"expected an object, found {_kind(value)}")
-        return value
-
-    def strings(self, value: object, where: str, pattern: re.Pattern[str] | None = None) -> tuple[str, ...]:
-        if not isinstance(value, list):
-            raise self.fail(where, f"expected a list of strings, found {_kind(value)}")
-        out: list[str] = []
-        for item in value:
-            if not isinstance(item, str):
-                raise self.fail(where, f"expected a list of strings, found an item that is {_kind(item)}")
-            if pattern is not None and not pattern.fullmatch(item):
-                raise self.fail(where, f"{item!r} is not allowed here (must match {pattern.pattern})")
-            if item not in out:
-                out.append(item)
-        return tuple(out)
-
-    def name(self, value: str, where: str, pattern: re.Pattern[str], what: str) -> str:
-        if not pattern.fullmatch(value):
-            raise self.fail(where, f"{value!r} is not a valid {what} (must match {pattern.pattern})")
-        return value
-
-    def boolean(self, value: object, where: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(where, f"expected true or false, found {_kind(value)}")
-        return value
-
-    def string(self, value: object, where: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(where, f"expected a non-empty string, found {_kind(value)}")
-        return value
-
-    def features(self, value: object, where: str) -> dict[str, tuple[str, ...]]:
-        out: dict[str, tuple[str, ...]] = {}
-        for feat, values in self.obj(value, where).items():
-            self.name(feat, where, FEATURE_RE, "feature name")
-            out[feat] = self.strings(values, f"{where}.{feat}", VALUE_RE)
-        return out
-
-    def version(self, root: Mapping[str, Any]) -> tuple[str, tuple[int, int, int]]:
-        url = root.get("$schema")
-        if url is None:
-            raise self.fail("$schema", "missing; variant metadata must say which schema it follows")
-        if not isinstance(url, str):
-            raise self.fail("$schema", f"expected a URL string, found {_kind(url)}")
-        m = _VERSION_RE.search(url)
-        if m is None:
-            raise self.fail("$schema", f"{url!r} names no schema version (expected .../vX.Y.Z.json)")
+    def version(self, data: object) -> tuple[str, tuple[int, int, int]] | None:
+        """The ``$schema`` URL and its version; another major is refused before the shape is read (it may be any
+        shape). ``None`` when there is no such URL: the schema says what is wrong."""
+        url = data.get("$schema") if isinstance(data, Mapping) else None
+        m = _VERSION_RE.search(url) if isinstance(url, str) else None
+        if m is None or not isinstance(url, str):
+            return None
         version = (int(m[1]), int(m[2]), int(m[3]))
         if version[0] != SUPPORTED_MAJOR:
             raise self.fail(
@@ -202,24 +166,21 @@ class _Reader:
         return url, version
 
     def read(self, data: object) -> VariantsMetadata:
-        root = self.obj(data, "top level")
-        url, version = self.version(root)
+        found = self.version(data)
+        root = conform(data, _SCHEMA, self.source, error=VariantError)
+        if found is None:  # not reached: the schema's pattern for $schema is _VERSION_RE's
+            raise self.fail("$schema", "names no schema version (expected .../vX.Y.Z.json)")
+        url, version = found
         legacy = version[1] == 0
-        prio = self.obj(root.get("default-priorities"), "default-priorities")
-        if "namespace" not in prio:
-            raise self.fail("default-priorities.namespace", "missing; it must list the namespaces by priority")
-        namespaces = self.strings(prio["namespace"], "default-priorities.namespace", NAMESPACE_RE)
+        prio = root["default-priorities"]
+        namespaces = _unique(prio["namespace"])
         feature_order: dict[str, tuple[str, ...]] = {}
         value_order: dict[str, dict[str, tuple[str, ...]]] = {}
         if legacy:
-            for ns, feats in self.obj(prio.get("feature", {}), "default-priorities.feature").items():
-                where = f"default-priorities.feature.{ns}"
-                feature_order[self.name(ns, where, NAMESPACE_RE, "namespace")] = self.strings(feats, where, FEATURE_RE)
-            for ns, feats in self.obj(prio.get("property", {}), "default-priorities.property").items():
-                where = f"default-priorities.property.{ns}"
-                value_order[self.name(ns, where, NAMESPACE_RE, "namespace")] = self.features(feats, where)
+            feature_order = {ns: _unique(feats) for ns, feats in prio.get("feature", {}).items()}
+            value_order = {ns: _features(feats) for ns, feats in prio.get("property", {}).items()}
         providers = self.providers(root, legacy, feature_order, value_order)
-        variants = self.variants(root.get("variants"), namespaces)
+        variants = self.variants(root["variants"], namespaces)
         if ABI_DEPENDENCY not in namespaces and any(ABI_DEPENDENCY in v.features for v in variants.values()):
             namespaces = (*namespaces, ABI_DEPENDENCY)  # reserved; installers rank it last (PEP 817)
         return VariantsMetadata(url, version, namespaces, feature_order, value_order, providers, variants)
@@ -231,62 +192,33 @@ class _Reader:
         feature_order: dict[str, tuple[str, ...]],
         value_order: Mapping[str, Mapping[str, tuple[str, ...]]],
     ) -> dict[str, Provider]:
-        raw = root.get("providers")
-        if raw is None:
-            if legacy:
-                raise self.fail("providers", "missing; schema 0.0.x requires a providers table")
-            return {}
-        top_static = self.obj(root.get("static-properties", {}), "static-properties") if legacy else {}
+        top_static = root.get("static-properties", {}) if legacy else {}
         out: dict[str, Provider] = {}
-        for ns, info in self.obj(raw, "providers").items():
-            where = f"providers.{ns}"
-            self.name(ns, where, NAMESPACE_RE, "namespace")
-            info = self.obj(info, where)
-            requires = self.strings(info.get("requires", []), f"{where}.requires")
-            plugin_api = info.get("plugin-api")
-            if plugin_api is not None:
-                plugin_api = self.string(plugin_api, f"{where}.plugin-api")
-            optional = self.boolean(info.get("optional", False), f"{where}.optional")
-            enable_if: str | None = None
+        for ns, info in root.get("providers", {}).items():
             static: dict[str, tuple[str, ...]] | None = None
             if legacy:
-                if "enable-if" in info:
-                    enable_if = self.string(info["enable-if"], f"{where}.enable-if")
-                install_time = self.boolean(info.get("install-time", True), f"{where}.install-time")
-                plugin_use = info.get("plugin-use", "all")
-                if plugin_use not in ("none", "build", "all"):
-                    raise self.fail(f"{where}.plugin-use", f"expected none, build or all, found {plugin_use!r}")
-                if not install_time or plugin_use in _PLUGIN_USE_STATIC:
-                    if ns in top_static:
-                        static = self.features(top_static[ns], f"static-properties.{ns}")
-                    else:  # v0.0.2 kept the values of plugin-less namespaces in default-priorities.property
-                        static = dict(value_order.get(ns, {}))
+                if not info.get("install-time", True) or info.get("plugin-use", "all") in _PLUGIN_USE_STATIC:
+                    # v0.0.2 kept the values of plugin-less namespaces in default-priorities.property
+                    static = _features(top_static[ns]) if ns in top_static else dict(value_order.get(ns, {}))
             elif "static-properties" in info:
-                static = self.features(info["static-properties"], f"{where}.static-properties")
+                static = _features(info["static-properties"])
                 if "feature-order" in info:
-                    feature_order[ns] = self.strings(info["feature-order"], f"{where}.feature-order", FEATURE_RE)
+                    feature_order[ns] = _unique(info["feature-order"])
             if static is not None:
                 static = _ordered(static, feature_order.get(ns, ()))
-            out[ns] = Provider(ns, requires, plugin_api, optional, enable_if, static)
+            enable_if = info.get("enable-if") if legacy else None
+            requires = _unique(info.get("requires", []))
+            out[ns] = Provider(ns, requires, info.get("plugin-api"), info.get("optional", False), enable_if, static)
         return out
 
-    def variants(self, raw: object, namespaces: tuple[str, ...]) -> dict[str, Variant]:
+    def variants(self, raw: Mapping[str, Any], namespaces: tuple[str, ...]) -> dict[str, Variant]:
         out: dict[str, Variant] = {}
-        for label, body in self.obj(raw, "variants").items():
+        for label, body in raw.items():
             where = f"variants.{label}"
-            if not LABEL_RE.fullmatch(label):
-                raise self.fail(where, f"label {label!r} may hold only lowercase letters, digits, '_' and '.'")
-            feats: dict[str, dict[str, tuple[str, ...]]] = {}
-            for ns, fv in self.obj(body, where).items():
-                self.name(ns, where, NAMESPACE_RE, "namespace")
+            for ns in body:
                 if ns not in namespaces and ns != ABI_DEPENDENCY:
                     raise self.fail(where, f"namespace {ns!r} is missing from default-priorities.namespace")
-                values = self.features(fv, f"{where}.{ns}")
-                for feat, vals in values.items():
-                    if not vals:
-                        raise self.fail(f"{where}.{ns}.{feat}", "lists no values")
-                if values:
-                    feats[ns] = values
+            feats = {ns: _features(fv) for ns, fv in body.items() if fv}
             if not feats and not is_null_label(label):
                 raise self.fail(where, f"has no properties; only the null variant ({NULL_LABEL!r}) may be empty")
             if feats and label == NULL_LABEL:
@@ -295,15 +227,16 @@ class _Reader:
         return out
 
 
+def _unique(items: list[str]) -> tuple[str, ...]:
+    """A list's items, each once, in their first order (a name listed twice means it once)."""
+    return tuple(dict.fromkeys(items))
+
+
+def _features(raw: Mapping[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    return {feat: _unique(values) for feat, values in raw.items()}
+
+
 def _ordered(features: dict[str, tuple[str, ...]], first: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     """``features`` with the explicitly prioritised ones first, the rest in their given order."""
     keys = [f for f in first if f in features] + [f for f in features if f not in first]
     return {k: features[k] for k in keys}
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
-        type(value), "an object" if isinstance(value, Mapping) else type(value).__name__
-    )

@@ -2,24 +2,21 @@
 
 The only way to know a GPU's architecture when no driver answers (driver absent,
 nvidia-smi too old for ``compute_cap``). Exact IDs come first; an unknown ID that
-falls inside a chip family's ID span is a guess and says so. The file's shape is
-``data/pci_devices.schema.json``; :func:`load_table` checks it with the standard library only.
+falls inside a chip family's ID span is a guess and says so. The file's shape is ``data/pci_devices.schema.json``,
+to which the tests hold it; :func:`load_table` only checks what a schema cannot say (probekit's shared table loader).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
-from wheelfit_probekit.datafile import DataFields, DataFileError
+from wheelfit_probekit.datafile import DataFileError, Table
+from wheelfit_probekit.datafile import load_table as load_data_table
 
 __all__ = ["DataFileError", "DeviceInfo", "DeviceTable", "load_table", "lookup_device"]
 
 _PACKAGED = "wheelfit_nvidia/data/pci_devices.json"
-_ID = re.compile(r"[0-9a-f]{4}")
-_CC = re.compile(r"\d+\.\d+")
 
 
 @dataclass(frozen=True)
@@ -48,40 +45,16 @@ class DeviceTable:
 
 
 def load_table(text: str | bytes | None = None, name: str = _PACKAGED) -> DeviceTable:
-    """Read and check the packaged table, or ``text`` (a test's edited copy); :class:`DataFileError` if malformed."""
-    if text is None:
-        text = resources.files(__package__).joinpath("data/pci_devices.json").read_bytes()
-    f = DataFields(name)
-    top = f.obj(f.decode(text), "", ("sources", "devices", "spans"), ("about",))
-    for key, value in f.obj(top["sources"], "sources").items():
-        f.text(value, f"sources.{key}")
-    devices: dict[int, tuple[str, str, str]] = {}
-    for key, raw in f.obj(top["devices"], "devices").items():
-        where = f"devices.{key}"
-        if not _ID.fullmatch(key):
-            raise f.fail(where, "device IDs are four lowercase hex digits, such as 2684")
-        row = f.obj(raw, where, ("chip", "cc", "name", "source"))
-        f.text(row["source"], f"{where}.source")
-        devices[int(key, 16)] = (
-            f.text(row["chip"], f"{where}.chip"),
-            f.text(row["cc"], f"{where}.cc", _CC),
-            f.text(row["name"], f"{where}.name"),
-        )
+    """The packaged table, or ``text`` (a test's edited copy); :class:`DataFileError` if malformed."""
+    return load_data_table("wheelfit_nvidia", "pci_devices.json", _build, text, name)
+
+
+def _build(t: Table) -> DeviceTable:
+    devices = {int(key, 16): (row["chip"], row["cc"], row["name"]) for key, row in t.doc["devices"].items()}
     spans: list[tuple[int, int, str, str | None]] = []
-    if not isinstance(top["spans"], list):
-        raise f.fail("spans", f"expected a list, got {type(top['spans']).__name__}")
-    for i, raw in enumerate(top["spans"]):
-        where = f"spans[{i}]"
-        row = f.obj(raw, where, ("family", "first", "last", "cc", "source"), ("note",))
-        first = int(f.text(row["first"], f"{where}.first", _ID), 16)
-        last = int(f.text(row["last"], f"{where}.last", _ID), 16)
-        if first > last:
-            raise f.fail(where, f"'first' {row['first']} is above 'last' {row['last']}")
-        cc = None if row["cc"] is None else f.text(row["cc"], f"{where}.cc", _CC)
-        f.text(row["source"], f"{where}.source")
-        if "note" in row:
-            f.text(row["note"], f"{where}.note")
-        spans.append((first, last, f.text(row["family"], f"{where}.family"), cc))
+    for i, row in enumerate(t.doc["spans"]):
+        ids = t.ids(row, f"spans[{i}]")
+        spans.append((ids[0], ids[-1], row["family"], row["cc"]))
     spans.sort(key=lambda s: s[1] - s[0])  # stable: of two equally wide spans the earlier row still wins
     return DeviceTable(devices, tuple(spans))
 

@@ -4,7 +4,7 @@ Detectors import this and nothing heavy: variant-aware installers load them in
 isolated environments where only their declared dependencies exist.
 """
 
-from .datafile import DataFields, DataFileError
+from .datafile import DataFileError, Table, load_table
 from .pci import PciDevice, scan_pci
 from .platform import normalize_arch, platform_info
 from .records import PROVIDER_API, Probe, ProbeLog, ProbeRecord, Provider, ProviderResult
@@ -13,7 +13,6 @@ from .system import CommandResult, ProbeError, ProbeTimeout, System, parse_int, 
 __all__ = [
     "PROVIDER_API",
     "CommandResult",
-    "DataFields",
     "DataFileError",
     "PciDevice",
     "Probe",
@@ -24,6 +23,8 @@ __all__ = [
     "Provider",
     "ProviderResult",
     "System",
+    "Table",
+    "load_table",
     "normalize_arch",
     "parse_int",
     "platform_info",
