@@ -12,8 +12,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from wheelfit.errors import WheelfitError
-from wheelfit.integrations.uv_variants import load_uv_preview
 from wheelfit.kb.jsonfile import DataFileError
+from wheelfit.variants.uv_preview import load_uv_preview
 
 from ..conftest import ROOT
 

@@ -99,7 +99,7 @@ from wheelfit.kb.matrix import load_knowledge
 from wheelfit.kb.notes import load_device_notes
 from wheelfit.kb.overrides import load_rocm_overrides
 from wheelfit.kb.extensions import extensions
-from wheelfit.integrations.uv_variants import load_uv_preview
+from wheelfit.variants.uv_preview import load_uv_preview
 from wheelfit_amd.devices import load_table as amd
 from wheelfit_intel.devices import load_table as intel
 from wheelfit_nvidia.devicetable import load_table as nvidia

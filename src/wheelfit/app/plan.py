@@ -275,10 +275,10 @@ def _variant_plan(
     from ..candidates.variants import dependencies
     from ..index.variant_index import read_variant_index, variant_set
     from ..install.sources import MetadataReader
-    from ..integrations.uv_variants import plan_notes
     from ..resolve import Machine, resolve
     from ..variants.machine import supported_configs
     from ..variants.markers import VariantEnvironment
+    from ..variants.uv_preview import plan_notes
 
     if network is None or network.offline:
         return None, [f"--offline: {url} not read; planned from the per-variant indexes"]
