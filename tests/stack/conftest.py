@@ -7,9 +7,7 @@ is contacted."""
 from __future__ import annotations
 
 import json
-import os
 import sys
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -19,7 +17,9 @@ from urllib.parse import quote
 import pytest
 
 from tests.conftest import hermetic_env
+from tests.install.conftest import Index
 from tests.install.loopback import serve
+from tests.support.inprocess import wheelfit_in_process
 from tests.support.wheels import make_torch_like, make_wheel
 
 PY = f"cp{sys.version_info[0]}{sys.version_info[1]}"
@@ -31,17 +31,8 @@ SCATTER = {series: f"torch_scatter-2.1.2+pt{series.replace('.', '')}cu128-{TAG}.
 
 
 @dataclass(frozen=True)
-class World:
-    root: Path
-    url: str
-
-    @property
-    def pytorch(self) -> str:
-        return f"{self.url}/pytorch"
-
-    @property
-    def default(self) -> str:
-        return f"{self.url}/default/simple"
+class World(Index):
+    """The install tests' layout (``<url>/pytorch``, ``<url>/default/simple``), with the extensions' places."""
 
     @property
     def wheels(self) -> Path:
@@ -93,29 +84,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield World(root, url)
 
 
-@pytest.fixture(scope="session")
-def run_cli() -> Callable[[list[str]], int]:
-    with warnings.catch_warnings():  # typer 0.25 trips a click deprecation warning when imported under pytest
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from wheelfit.cli.app import run
-    return run
-
-
 @pytest.fixture
-def cli(
-    run_cli: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> Callable[..., tuple[int, str, str]]:
-    """``wheelfit ARGS`` in process, in a hermetic environment with its own cache."""
+def cli(tmp_path: Path) -> Callable[..., tuple[int, str, str]]:
+    """``wheelfit ARGS`` in process, in a hermetic environment with its own cache: status, stdout, stderr."""
 
     def call(args: list[str], **env: str) -> tuple[int, str, str]:
-        with pytest.MonkeyPatch.context() as m:
-            for name in list(os.environ):
-                m.delenv(name)
-            for name, value in {**hermetic_env(COLUMNS="100", WHEELFIT_CACHE_DIR=str(tmp_path / "cache")),
-                                **env}.items():  # fmt: skip
-                m.setenv(name, value)
-            code = run_cli(args)
-        out = capsys.readouterr()
-        return code, out.out, out.err
+        cache = str(tmp_path / "cache")
+        done = wheelfit_in_process(args, hermetic_env(COLUMNS="100", WHEELFIT_CACHE_DIR=cache, **env))
+        return done.returncode, done.stdout, done.stderr
 
     return call
