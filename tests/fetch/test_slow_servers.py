@@ -117,7 +117,7 @@ def test_a_body_that_stops_coming_is_stopped_by_the_speed_rule_before_the_read_t
     head = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
     with hung_server(head + b"x" * 5000) as hung:
         rule = SpeedRule(speed_limit=100, speed_time=0.5)
-        with make_client(timeouts=Timeouts(connect=5, read=5), speed=rule, watch=Watch()) as http:
+        with make_client(timeout=Timeouts(connect=5, read=5), speed=rule, watch=Watch()) as http:
             started = time.monotonic()
             with pytest.raises(NetworkError, match=r"too slow: 0 bytes in the last 0\.5 s"):
                 get(http, f"{hung.url}/simple/torch/", {}, _no_wait(0))
@@ -150,7 +150,7 @@ def test_max_time_also_bounds_the_wait_for_an_answer() -> None:
     before the read timeout does."""
     with hung_server() as hung:
         rule = SpeedRule(max_time=0.5)
-        with make_client(timeouts=Timeouts(connect=5, read=5), speed=rule, watch=Watch()) as http:
+        with make_client(timeout=Timeouts(connect=5, read=5), speed=rule, watch=Watch()) as http:
             started = time.monotonic()
             with pytest.raises(NetworkError, match=r"took longer than 0\.5 s \(WHEELFIT_MAX_TIME"):
                 get(http, f"{hung.url}/simple/torch/", {}, _no_wait(3))

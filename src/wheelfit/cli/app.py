@@ -7,14 +7,15 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from .. import __version__
 from ..errors import UsageError, WheelfitError, clip
+from ..lazy import LazyMapping
+from . import version_line
 
 if TYPE_CHECKING:
     from ..app.session import Network
@@ -47,6 +48,14 @@ class _Group(TyperGroup):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+class _Root(_Group):
+    """The ``wheelfit`` group: the commands of :data:`ELSEWHERE` are imported and built when first asked for."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyMapping(self.commands, ELSEWHERE, _command_elsewhere)
 
 
 class _Command(TyperCommand):
@@ -95,7 +104,7 @@ def _house_classes(typer_app: typer.Typer) -> None:
 app = typer.Typer(
     name="wheelfit",
     help="Install the PyTorch build that has kernels for this machine, and say why.",
-    cls=_Group,
+    cls=_Root,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -270,7 +279,7 @@ PreOpt = Annotated[
 
 def _version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"wheelfit {__version__}\n")
+        sys.stdout.write(version_line())
         raise typer.Exit
 
 
@@ -479,23 +488,42 @@ def _interrupt_in(exc: BaseException) -> bool:
     return False
 
 
-def _register_more_commands() -> None:
-    """Commands that live in their own modules register on ``app`` when imported; then all are wheelfit's classes."""
-    from . import (  # noqa: F401
-        configure_cmd,
-        configure_pip_cmd,
-        configure_uv_cmd,
-        doctor_cmd,
-        env_cmd,
-        install_cmd,
-        kb_cmd,
-        lock_cmd,
-        sync_cmd,
-        variants_cmd,
-        verify_cmd,
-    )
+#: The commands (and command groups) that live in their own modules, in the order ``--help`` lists them after
+#: ``detect`` and ``plan``: each module is imported, and its command built, when the command is run or listed
+#: (:class:`wheelfit.lazy.LazyMapping`), so that one command does not pay for the other ten.
+ELSEWHERE = {
+    "install": "install_cmd",
+    "doctor": "doctor_cmd",
+    "env": "env_cmd",
+    "lock": "lock_cmd",
+    "sync": "sync_cmd",
+    "verify": "verify_cmd",
+    "configure": "configure_cmd",
+    "kb": "kb_cmd",
+    "variants": "variants_cmd",
+}
 
+
+def _command_elsewhere(name: str) -> click.Command:
+    """Import the module of ``ELSEWHERE[name]`` (which registers its command on ``app``) and build that command."""
+    import importlib
+
+    import typer.main
+
+    importlib.import_module(f"{__package__}.{ELSEWHERE[name]}")
     _house_classes(app)
-
-
-_register_more_commands()
+    for info in app.registered_commands:
+        if (info.name or typer.main.get_command_name(getattr(info.callback, "__name__", ""))) == name:
+            return typer.main.get_command_from_info(
+                info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
+            )
+    for group in app.registered_groups:
+        named = [group.name, group.typer_instance.info.name if group.typer_instance else None]
+        if name in named:
+            return typer.main.get_group_from_info(
+                group,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                suggest_commands=app.suggest_commands,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+    raise LookupError(f"{ELSEWHERE[name]} registers no command {name!r}")

@@ -17,3 +17,7 @@ configure_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(configure_app)
+
+# The group is whole once this module is imported (it is built when first run: ``cli.app.ELSEWHERE``), whichever of
+# the three was imported first (``sync`` imports ``configure uv``'s module for an option).
+from . import configure_pip_cmd, configure_uv_cmd  # noqa: E402, F401 - they register on configure_app

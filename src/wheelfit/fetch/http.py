@@ -35,7 +35,7 @@ from .deadline import Deadline
 from .errors import HTTPStatusError, NetworkError, RedirectError, TLSError
 from .pace import DEADLINE_EXTENSION, DeadlineError, MaxTimeError, Pace, SpeedRule
 from .proxies import environment_proxies
-from .trust import trust_context
+from .trust import named_trust, trust_context
 from .watch import Watch, host_of
 
 __all__ = [
@@ -116,8 +116,7 @@ def _retry_after_seconds(value: str | None, now: float) -> float | None:
 
 def make_client(
     *,
-    timeouts: Timeouts | None = None,
-    timeout: float | None = None,
+    timeout: Timeouts | float | None = None,
     verify: ssl.SSLContext | bool = True,
     max_connections: int = 8,
     trust_env: bool = True,
@@ -128,23 +127,30 @@ def make_client(
 ) -> httpx.Client:
     """A client reused for every request of a run (keep-alive, one pool); callers close it.
 
-    ``timeout`` (seconds, connect and each read) is a shorthand for ``timeouts``; neither: 10 s to connect, 30 s
-    per read. ``verify=True`` is the trust store of :func:`~.trust.trust_context`: ``cert`` (``--cert``), else
-    with ``trust_env`` that of ``environ`` (default the process environment: ``SSL_CERT_FILE``,
-    ``SSL_CERT_DIR``), else the OS store. With ``trust_env``, ``environ``'s proxy variables are followed and its
-    ``WHEELFIT_SPEED_*``/``WHEELFIT_MAX_TIME`` set the :class:`~.pace.SpeedRule` unless ``speed`` is given.
+    ``timeout``: :class:`Timeouts`, or seconds for connecting and each read (``--timeout``); ``None``: 10 s to
+    connect, 30 s per read. ``verify=True`` is the trust store of :func:`~.trust.trust_context`: ``cert``
+    (``--cert``), else with ``trust_env`` that of ``environ`` (default the process environment: ``SSL_CERT_FILE``,
+    ``SSL_CERT_DIR``), loaded now; else the OS store, loaded by the first request that needs TLS. With
+    ``trust_env``, ``environ``'s proxy variables are followed and its ``WHEELFIT_SPEED_*``/``WHEELFIT_MAX_TIME``
+    set the :class:`~.pace.SpeedRule` unless ``speed`` is given.
     With ``watch``, every request can be interrupted and reports stalls (a :class:`WatchedClient`); a
     ``max_time`` needs one, so it gets one.
     """
     env: Mapping[str, str] = (os.environ if environ is None else environ) if trust_env else {}
-    t = timeouts or Timeouts.of(timeout)
+    t = timeout if isinstance(timeout, Timeouts) else Timeouts.of(timeout)
     rule = speed if speed is not None else SpeedRule.from_environ(env)
-    if verify is True:
+    if verify is True and named_trust(env, cert):  # a file the user named: loaded now, a mistake said now
         verify = trust_context(env, cert)
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
 
     def transport(proxy: httpx.Proxy | None = None) -> httpx.BaseTransport:
-        return PacedTransport(httpx.HTTPTransport(verify=verify, limits=limits, trust_env=False, proxy=proxy), rule)
+        def inner(context: ssl.SSLContext | bool) -> httpx.BaseTransport:
+            return httpx.HTTPTransport(verify=context, limits=limits, trust_env=False, proxy=proxy)
+
+        if verify is not True:
+            return PacedTransport(inner(verify), rule)
+        tls_proxy = proxy is not None and proxy.url.scheme == "https"
+        return PacedTransport(_TrustOnDemand(inner, lambda: trust_context(env, cert), tls_proxy), rule)
 
     mounts: dict[str, httpx.BaseTransport | None] = {}
     for pattern, proxy in environment_proxies(env).items():
@@ -223,6 +229,43 @@ class PacedTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class _TrustOnDemand(httpx.BaseTransport):
+    """The default trust store (the OS store and certifi's bundle: 20-40 ms to load) loaded by the first request
+    that needs TLS rather than when the client is made, so that a run reading only plain-http indexes (a mirror on
+    the LAN, a loopback index) never loads it. Plain requests go through a transport of their own whose context
+    holds no certificate (it could verify nothing, and is never asked to); through an https proxy every request
+    needs TLS."""
+
+    def __init__(
+        self,
+        inner: Callable[[ssl.SSLContext], httpx.BaseTransport],
+        trust: Callable[[], ssl.SSLContext],
+        tls_proxy: bool,
+    ) -> None:
+        self._inner, self._trust, self._tls_proxy = inner, trust, tls_proxy
+        self._plain: httpx.BaseTransport | None = None
+        self._tls: httpx.BaseTransport | None = None
+        self._lock = threading.Lock()
+
+    def _transport(self, tls: bool) -> httpx.BaseTransport:
+        with self._lock:  # pages are read on several threads at once: one store, one pool
+            if tls:
+                if self._tls is None:
+                    self._tls = self._inner(self._trust())
+                return self._tls
+            if self._plain is None:
+                self._plain = self._inner(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+            return self._plain
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._transport(self._tls_proxy or request.url.scheme != "http").handle_request(request)
+
+    def close(self) -> None:
+        for transport in (self._plain, self._tls):
+            if transport is not None:
+                transport.close()
 
 
 class _PacedStream(httpx.SyncByteStream):

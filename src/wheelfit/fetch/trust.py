@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from .errors import TLSError
 
-__all__ = ["CERT_ENV", "os_trust_context", "trust_context"]
+__all__ = ["CERT_ENV", "named_trust", "os_trust_context", "trust_context"]
 
 #: ``--cert``'s variable, read here too so that every command (and the library) follows it.
 CERT_ENV = "WHEELFIT_CERT"
@@ -52,6 +52,12 @@ def trust_context(environ: Mapping[str, str], cert: str | None = None) -> ssl.SS
             f"cannot load the TLS trust store from {where} ({detail}); point it at a PEM file of CA certificates "
             "or unset it"
         ) from exc
+
+
+def named_trust(environ: Mapping[str, str], cert: str | None = None) -> bool:
+    """Whether :func:`trust_context` would load a file or directory the user named (``--cert``, ``WHEELFIT_CERT``,
+    ``SSL_CERT_FILE``, ``SSL_CERT_DIR``) rather than the OS store and certifi's."""
+    return bool(cert or environ.get(CERT_ENV) or environ.get("SSL_CERT_FILE") or environ.get("SSL_CERT_DIR"))
 
 
 def os_trust_context() -> ssl.SSLContext:

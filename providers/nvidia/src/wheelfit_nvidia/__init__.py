@@ -1,4 +1,9 @@
-"""wheelfit detector plugin for NVIDIA GPUs: driver, CUDA driver version and compute capability of every GPU."""
+"""wheelfit detector plugin for NVIDIA GPUs: driver, CUDA driver version and compute capability of every GPU.
+
+Importing this package is cheap: the detector (its parsers, the PCI device table) is loaded inside ``probe()``
+only, so that reading the driver table (``wheelfit_nvidia.versions``, for a ``--target`` naming a driver) does not
+load it (~10 ms).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,6 @@ from typing import Any
 
 from wheelfit_probekit import ProbeLog, ProviderResult, System
 
-from .detect import detect_gpus
 from .versions import DriverFloor, DriverTableError, minor_compat_floor, newest_update_floor, toolkit_floor
 
 __all__ = ["PROVIDER", "DriverFloor", "DriverTableError", "minor_compat_floor", "newest_update_floor", "toolkit_floor"]
@@ -16,6 +20,8 @@ class _Provider:
     name = "nvidia"
 
     def probe(self, system: System) -> ProviderResult:
+        from .detect import detect_gpus
+
         log = ProbeLog(self.name)
         accelerators: list[dict[str, Any]] = []
         try:
