@@ -206,15 +206,20 @@ def test_the_recipe_is_multi_stage_with_a_target_argument_a_cache_mount_and_a_lo
     ]
 
 
-@pytest.mark.parametrize(("target", "expected"), [(PASCAL, "2.14.1+cu126"), (ADA, "2.15.0+cu130")])
-def test_each_target_builds_an_image_with_its_build(
-    target: str,
-    expected: str,
-    context: Path,
-    index: Index,
-    tmp_path_factory: pytest.TempPathFactory,
-    tmp_path: Path,
+def test_the_project_records_a_build_per_target(context: Path) -> None:
+    """What ``wheelfit sync --target`` chooses in the image, per target: the image below is built for one of them;
+    the other's build is the lock's other extra (the same steps, another build argument)."""
+    from wheelfit.integrations.uv_project import read_builds
+
+    _, _, builds = read_builds(context)
+    assert {b.target: (b.torch, b.variant) for b in builds} == {PASCAL: ("2.14.1", "cu126"), ADA: ("2.15.0", "cu130")}
+    assert len({b.extra for b in builds}) == 2
+
+
+def test_a_target_builds_an_image_with_its_build(
+    context: Path, index: Index, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
+    target, expected = PASCAL, "2.14.1+cu126"
     env = base_env(index, tmp_path_factory, tmp_path)
     image = build(RECIPE.read_text(), {"WHEELFIT_TARGET": target}, context, env, tmp_path / "image")
     ran = subprocess.run(
