@@ -546,9 +546,10 @@ def extensions_page(text: str | None = None) -> str:
         if ext.label is not None:
             says.append(f"local label `{_inline(ext.label.pattern)}`")
         if ext.torch_pin:
-            says.append("`Requires-Dist: torch==X`")
+            says.append("`Requires-Dist: torch==X` (read from its metadata)")
+        where = "the plan's own PyTorch index (torch-family)" if ext.url == "{index}" else f"{ext.where}: `{ext.url}`"
         lines.append(
-            f"| {name} | {ext.where}: `{ext.url}` | {'; '.join(says) or 'nothing: the variant is in the URL only'} "
+            f"| {name} | {where} | {'; '.join(says) or 'nothing: the variant is in the URL only'} "
             f"| {ext.confidence} | {ext.source} |"
         )
     lines += [

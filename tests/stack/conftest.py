@@ -51,6 +51,12 @@ def _put(directory: Path, make: Callable[[Path], Path]) -> Path:
 def _build(root: Path) -> None:
     for version in ("2.9.0", "2.10.0"):
         _put(root / "pytorch/cu128/torch", partial(make_torch_like, version=version, variant="cu128"))
+    # xformers on the PyTorch index beside torch, each release pinning the torch it was built with (its setup.py's
+    # install_requires torch==X; one abi3 wheel per CUDA build, as download.pytorch.org/whl/cu128/xformers/ lists)
+    for version, torch in (("0.0.32.post2", "2.9.0"), ("0.0.33", "2.10.0")):
+        xformers = partial(make_wheel, name="xformers", version=version, tag="cp39-abi3-linux_x86_64",
+                           requires=[f"torch=={torch}"])  # fmt: skip
+        _put(root / "pytorch/cu128/xformers", xformers)
     # flash-attn's setup.py: install_requires=["torch", "einops"]
     _put(root / "default/simple/einops", partial(make_wheel, name="einops", version="0.8.1"))
     flash = partial(make_wheel, name="flash-attn", version="2.8.3+cu12torch2.9cxx11abiTRUE", tag=TAG,

@@ -91,3 +91,13 @@ def test_a_lock_pins_the_extension_files_at_their_published_urls_and_hashes(
     (scatter,) = packages["torch-scatter"]["wheels"]
     assert scatter["url"].startswith(f"{world.url}/pyg/cu128/") and scatter["name"] == SCATTER["2.9"]
     assert set(packages) == {"torch", "flash-attn", "torch-scatter", "einops"}
+
+
+def test_xformers_installs_from_the_plans_index_beside_the_torch_it_pins(
+    cli: Cli, world: World, tmp_path: Path
+) -> None:
+    python = make_venv(tmp_path / "venv")
+    code, _, err = cli(["install", "torch", "xformers", "--python", str(python), "--target", AMPERE,
+                        "--pytorch-index", world.pytorch, "--index-url", world.default, "--no-verify"])  # fmt: skip
+    assert code == 0, err
+    assert installed(python, hermetic_env()) == {"torch": "2.10.0+cu128", "xformers": "0.0.33"}

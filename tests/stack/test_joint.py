@@ -100,3 +100,20 @@ def test_ci_values_carry_each_extension_as_the_file_built_for_the_torch(cli: Cli
         "torch==2.9.0+cu128", f"flash-attn @ {(world.wheels / FLASH).as_uri()}",
         f"torch-scatter @ {(world.wheels / SCATTER['2.9']).as_uri()}",
     ]  # fmt: skip
+
+
+def test_xformers_is_the_release_on_the_plans_index_that_pins_the_planned_torch(cli: Cli, world: World) -> None:
+    """xformers names no build in its file name: its metadata pins the torch it was built with (read from the
+    index's PEP 658 file), and it comes from the plan's own index, as every torch-family package."""
+    base = ["plan", "torch", "xformers", "--target", AMPERE, "--pytorch-index", world.pytorch, "--json"]
+    code, out, err = cli(base)
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["torch_version"] == "2.10.0"
+    (pin,) = plan["extensions"]
+    assert (pin["name"], pin["version"]) == ("xformers", "0.0.33") and pin["url"].startswith(f"{world.pytorch}/cu128/")
+    code, out, err = cli([*base, "flash-attn", "--find-links", str(world.wheels)])
+    assert code == 0, err
+    plan = json.loads(out)  # flash-attn has no wheel for 2.10: the plan backs off, and xformers with it
+    assert plan["torch_version"] == "2.9.0"
+    assert {p["name"]: p["version"] for p in plan["extensions"]}["xformers"] == "0.0.32.post2"

@@ -19,7 +19,6 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..candidates.model import Fact
-from ..family import is_torch_family
 from ..kb.extensions import Extension, extensions
 from ..kinds import Mode
 from ..resolve.machine import ResolveError
@@ -45,8 +44,8 @@ class ExtensionRequest:
 
 
 def split_extensions(requirements: Sequence[str]) -> tuple[list[str], list[ExtensionRequest]]:
-    """``requirements`` that name a package built against torch (the extension table's, not torch-family: those
-    come from the PyTorch index with the plan), and the rest, as given."""
+    """``requirements`` that name a package built against torch (the extension table's; xformers, torch-family,
+    from the plan's own index), and the rest, as given."""
     table = extensions()
     rest: list[str] = []
     found: list[ExtensionRequest] = []
@@ -57,7 +56,7 @@ def split_extensions(requirements: Sequence[str]) -> tuple[list[str], list[Exten
             rest.append(text)  # the planner says what is wrong with it
             continue
         ext = table.get(canonicalize_name(req.name))
-        if ext is None or is_torch_family(req.name) or req.url:
+        if ext is None or req.url:
             rest.append(text)
         else:
             found.append(ExtensionRequest(ext, req))
@@ -83,7 +82,8 @@ def plan_stack(
                 raise
             raise StackError(_blocked(passed, True)) from None
         build = build_of(chosen)
-        outcomes = [pick(w.ext, w.requirement, sources.listing(w.ext, build), build, tags, python) for w in wanted]
+        outcomes = [pick(w.ext, w.requirement, sources.listing(w.ext, build), build, tags, python, sources.torch_pin)
+                    for w in wanted]  # fmt: skip
         misses = [o for o in outcomes if isinstance(o, Miss)]
         if not misses:
             return _joined(chosen, [o for o in outcomes if isinstance(o, Fit)], passed, wanted)
@@ -98,7 +98,7 @@ def plan_stack(
 def build_of(plan: Plan) -> TorchBuild:
     """The torch build a plan installs, as extensions name builds (a wheel-variant label as its index's)."""
     variant = plan.variant if plan.mode is not Mode.VARIANT else (legacy_variant(plan.variant) or plan.variant)
-    return TorchBuild(Version(plan.torch_version), variant, plan.platform)
+    return TorchBuild(Version(plan.torch_version), variant, plan.platform, plan.index_url)
 
 
 def _below(series: str, misses: Sequence[Miss]) -> str | None:

@@ -9,10 +9,11 @@ label says nothing is taken only from a listing made for that very build (PyG's 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -22,7 +23,7 @@ from ..simple.filenames import WheelName, parse_wheel_name
 from ..simple.links import FileLink
 from ..simple.select import requires_python_problem
 
-__all__ = ["Fit", "Listing", "Miss", "TorchBuild", "pick"]
+__all__ = ["Fit", "Listing", "Miss", "TorchBuild", "TorchPin", "pick"]
 
 _CUDA_LABEL = re.compile(r"cu(\d+)(\d)")
 
@@ -36,6 +37,8 @@ class TorchBuild:
     variant: str
     #: wheelfit's platform key (``linux_x86_64``); the C++ ABI is a Linux matter.
     platform: str
+    #: The index the plan installs torch from: where an extension published beside torch is listed (xformers).
+    index: str = ""
 
     @property
     def series(self) -> str:
@@ -89,11 +92,23 @@ class Miss:
     series: tuple[str, ...] | None
 
 
+#: The torch a wheel's metadata requires (``Requires-Dist: torch==2.9.0``), read with I/O by the caller; ``None``:
+#: it names none, or its metadata cannot be read.
+TorchPin = Callable[[FileLink], SpecifierSet | None]
+
+
 def pick(
-    ext: Extension, requirement: Requirement, listing: Listing, build: TorchBuild, tags: Sequence[Tag], python: str
+    ext: Extension,
+    requirement: Requirement,
+    listing: Listing,
+    build: TorchBuild,
+    tags: Sequence[Tag],
+    python: str,
+    pins: TorchPin | None = None,
 ) -> Fit | Miss:
     """The newest file of ``listing`` that ``requirement`` allows and that was built for ``build``, best tag
-    first; else why none fits, and which torch series would have one."""
+    first; else why none fits, and which torch series would have one. An extension that pins its torch
+    (``ext.torch_pin``: xformers) is taken only when its metadata's pin, read by ``pins``, admits ``build``."""
     name = canonicalize_name(requirement.name)
     exact = any(s.operator in ("==", "===") for s in requirement.specifier)
     priority = {tag: i for i, tag in reversed(list(enumerate(tags)))}
@@ -106,8 +121,8 @@ def pick(
         if not ranks or requires_python_problem(link.requires_python, Version(python)) is not None:
             continue
         said = _said(ext, wheel)
-        if said is None:  # the label says nothing: only a page made for this build vouches for it
-            if listing.per_build:
+        if said is None:  # the label says nothing: only a page made for this build, or the wheel's pin, vouches
+            if listing.per_build or (ext.torch_pin and pins is not None):
                 fits.append(((wheel.version, -min(ranks)), link, wheel, f"listed for {build}"))
             continue
         pt = (said["torch_major"], said["torch_minor"]) if "torch_minor" in said else None
@@ -119,12 +134,28 @@ def pick(
             continue
         if _cuda_fits(said, build) and _abi_fits(said, build):
             fits.append(((wheel.version, -min(ranks)), link, wheel, _describe(said, series, build)))
-    if fits:
-        fits.sort(key=lambda f: f[0], reverse=True)
-        _, link, wheel, built_for = fits[0]
+    fits.sort(key=lambda f: f[0], reverse=True)
+    for _, link, wheel, built_for in fits:
+        if ext.torch_pin and pins is not None:
+            pinned = pins(link)
+            if pinned is None or not pinned.contains(build.version.public, prereleases=True):
+                other_series.update(_pinned_series(pinned))
+                continue
+            built_for = f"torch{pinned}"
         return Fit(name, link, wheel.version, built_for, listing.where)
     known = None if listing.per_build else tuple(sorted(other_series, key=_series_key, reverse=True))
     return Miss(name, _why(requirement, build, tags, known), known)
+
+
+def _pinned_series(pinned: SpecifierSet | None) -> set[str]:
+    """The torch series an exact pin names (``==2.9.0`` -> ``2.9``), for the back-off."""
+    out: set[str] = set()
+    for spec in pinned or ():
+        if spec.operator in ("==", "==="):
+            parts = spec.version.split("+")[0].split(".")
+            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                out.add(f"{parts[0]}.{parts[1]}")
+    return out
 
 
 def _wheels(links: Iterable[FileLink], name: str) -> Iterable[tuple[FileLink, WheelName]]:

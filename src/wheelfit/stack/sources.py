@@ -3,9 +3,10 @@ else the place its project publishes them (:mod:`wheelfit.kb.extensions`): a fin
 (data.pyg.org), the GitHub releases API's JSON (flash-attn), or a PEP 503/691 index.
 
 Given ``--find-links``, extension wheels come from there only: a wheelhouse is what an air-gapped site has, and
-a plan must not reach past it. A published source's URL may be redirected to a mirror (``mirrors``: URL prefix
--> replacement). Every read goes through the index client (cache, deadline, TLS, offline); listings are read
-once per run.
+a plan must not reach past it. One published beside torch on the PyTorch index (xformers) is torch-family and
+comes from the plan's own index, as torch does. A published source's URL may be redirected to a mirror
+(``mirrors``: URL prefix -> replacement). Every read goes through the index client (cache, deadline, TLS,
+offline); listings are read once per run.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from ..errors import UsageError
 from ..index.client import IndexClient
-from ..index.local import read_local_page
+from ..index.local import is_local, local_path, read_local_page
 from ..kb.extensions import Extension
 from ..simple.errors import IndexPageError, OfflineError, ProjectNotFoundError
 from ..simple.links import FileLink, url_filename
@@ -44,6 +47,8 @@ class ExtensionSources:
     _read: dict[str, tuple[FileLink, ...]] = field(default_factory=dict)
 
     def listing(self, ext: Extension, build: TorchBuild) -> Listing:
+        if ext.url == "{index}":  # published beside torch (xformers): torch-family, from the plan's index only
+            return Listing(self._project(build.index, ext.name), build.index)
         if self.find_links:
             links = tuple(link for place in self.find_links for link in self._find_links(place))
             return Listing(links, f"--find-links {' '.join(self.find_links)}")
@@ -60,6 +65,20 @@ class ExtensionSources:
         if ext.where == "github-releases":
             return Listing(self._github(url, ext.name), url)
         return Listing(self._project(url, ext.name), url)  # a PEP 503/691 index (PyPI, the PyTorch index)
+
+    def torch_pin(self, link: FileLink) -> SpecifierSet | None:
+        """What the wheel's ``Requires-Dist`` asks of torch: its PEP 658 metadata (or the wheel in a folder);
+        ``None`` when it names no torch or its metadata cannot be read without downloading the wheel."""
+        from ..install.install_set import parse_metadata, read_wheel_metadata
+
+        if is_local(link.url):
+            raw = read_wheel_metadata(local_path(link.url), link.filename)
+        elif link.core_metadata is not False and self.index is not None:
+            raw = self.index.core_metadata(link)
+        else:
+            return None
+        pins = [r.specifier for r in parse_metadata(raw, link).requires if canonicalize_name(r.name) == "torch"]
+        return pins[0] if pins else None
 
     def _mirrored(self, url: str) -> str:
         return mirrored(url, self.mirrors)
@@ -104,9 +123,11 @@ class ExtensionSources:
 
 
 def _expand(template: str, build: TorchBuild) -> str:
-    """``{torch}`` (the release, ``2.9.0``), ``{torch_series}`` (``2.9``) and ``{variant}`` (``cu128``)."""
+    """``{torch}`` (the release, ``2.9.0``), ``{torch_series}`` (``2.9``), ``{variant}`` (``cu128``) and ``{index}``
+    (the plan's own index: what the user's ``--pytorch-index`` names, mirrors included)."""
     return (
-        template.replace("{torch}", str(build.version.public))
+        template.replace("{index}", build.index)
+        .replace("{torch}", str(build.version.public))
         .replace("{torch_series}", build.series)
         .replace("{variant}", build.variant)
     )
