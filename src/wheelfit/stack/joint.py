@@ -133,7 +133,8 @@ def _joined(chosen: Plan, fits: Sequence[Fit], passed: Sequence[tuple[Plan, list
 
 
 def _pin(fit: Fit, ext: Extension) -> PackagePin:
-    fact = Fact(f"{fit.name}'s wheel names say the torch build they were built for", ext.confidence, ext.source)
+    how = "wheel names say" if ext.label is not None else "metadata pins" if ext.torch_pin else "listing says"
+    fact = Fact(f"{fit.name}'s {how} the torch build its files were built for", ext.confidence, ext.source)
     version = fit.link.filename.split("-")[1]  # as its project spells it (cxx11abiTRUE), not normalised
     return PackagePin(
         fit.name, version, f"{fit.name}=={version}", fit.link.filename, fit.link.url,
