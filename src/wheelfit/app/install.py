@@ -292,11 +292,13 @@ def _plan_install(
 
     given = tuple(canonicalize_name(direct_file(d).name) for d in wanted.direct)
 
+    kb = with_measured(options.kb, environ)  # read once: every plan the policy asks for rests on the same
+    options = replace(options, kb=kb)
+
     def planner(requirements: Sequence[str], exact: bool, forced: bool) -> Plan:
         chosen = replace(options, pre=options.pre or exact, force=options.force or forced)
         return plan(requirements, here, chosen, environ=environ, network=network, from_files=given)
 
-    kb = with_measured(options.kb, environ)
     decided = plan_install(wanted, Machine.from_report(here.report), env, planner, kb, install_options,
                            options.torch_backend)  # fmt: skip
     source = family_source(decided.plan, network, config)

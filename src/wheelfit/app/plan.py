@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,6 +87,7 @@ def plan(
     overrides, broken = _rocm_knowledge()
     fallbacks = detector_fallbacks(target.report)  # a detector that failed: what the plan is for instead
     index = network.index if network is not None else None
+    here = cache(lambda: Machine.from_report(target.report))  # once, when first needed (after the request is read)
 
     def for_torch(narrow: SpecifierSet) -> Plan:
         """The torch plan, its torch narrowed by ``narrow`` (the extensions' back-off)."""
@@ -105,7 +107,7 @@ def plan(
             if chosen is not None:
                 return replace(chosen, warnings=(*notes, *chosen.warnings), detector_failures=fallbacks)
             notes += why
-        found = Machine.from_report(target.report)
+        found = here()
         jetson = _jetson(found, request, index, knowledge, environ, notes) if request.torch_backend is None else None
         if jetson is not None:
             return replace(jetson, warnings=(*notes, *jetson.warnings), detector_failures=fallbacks)
@@ -120,9 +122,8 @@ def plan(
         return for_torch(SpecifierSet())
     from ..stack.joint import plan_stack
 
-    found = Machine.from_report(target.report)
     sources = extension_sources(network, o.find_links, environ)
-    return plan_stack(for_torch, wanted, sources, found.tags, found.python)
+    return plan_stack(for_torch, wanted, sources, here().tags, here().python)
 
 
 def _jetson(

@@ -22,7 +22,6 @@ from .model import Candidate, CandidateSet, Fact, Kernels, Runtime
 
 __all__ = [
     "infer_candidate", "kb_candidates", "knowledge_set", "knowledge_span", "label_kind", "measured", "pypi_label",
-    "with_platform",
 ]  # fmt: skip
 
 _CUDA_LABEL = re.compile(r"cu(\d+)(\d)")
@@ -239,19 +238,12 @@ def _same_major(variant: Variant, label: str) -> bool:
 
 
 def knowledge_set(kb: Knowledge, platform: str, notes: Sequence[str] = (), *, jetson: bool = False) -> CandidateSet:
-    """The knowledge base's candidates alone: a plan made from it says the index was not read."""
-    return with_platform(
-        CandidateSet(kb_candidates(kb, platform), knowledge=knowledge_span(kb), knowledge_updated=kb.updated,
-                     notes=tuple(notes)),
-        kb, platform, jetson=jetson,
+    """The knowledge base's candidates alone (a plan made from it says the index was not read), with its facts
+    about the platform: where PyTorch stopped building for it, and who publishes a Jetson's builds."""
+    return CandidateSet(
+        kb_candidates(kb, platform), knowledge=knowledge_span(kb), knowledge_updated=kb.updated, notes=tuple(notes),
+        platform_end=kb.platform_ends.get(platform), elsewhere=kb.elsewhere.get("jetson") if jetson else None,
     )  # fmt: skip
-
-
-def with_platform(cset: CandidateSet, kb: Knowledge, platform: str, *, jetson: bool) -> CandidateSet:
-    """``cset`` with ``kb``'s facts about the platform: where PyTorch stopped building for it, and who publishes
-    the builds for a Jetson's GPU."""
-    return replace(cset, platform_end=kb.platform_ends.get(platform),
-                   elsewhere=kb.elsewhere.get("jetson") if jetson else None)  # fmt: skip
 
 
 def measured(overlay: Overlay, candidate: Candidate) -> Candidate:

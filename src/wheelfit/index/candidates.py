@@ -21,7 +21,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from ..candidates.knowledge import infer_candidate, kb_candidates, knowledge_span, with_platform
+from ..candidates.knowledge import infer_candidate, knowledge_set
 from ..candidates.model import Candidate, CandidateSet, Fact
 from ..fetch.errors import NetworkError
 from ..kb.matrix import Knowledge
@@ -84,22 +84,9 @@ def gather_candidates(
     (``<base>/test/<label>/``) and nightly builds of a nightly line (``<base>/nightly/<label>/``).
     ``label`` (the user's chosen build, ``cu128``): that variant's page alone is read, whether or not the knowledge
     base lists it for the machine's kind of GPU. ``index=None`` plans from the knowledge base alone."""
-    cset = _gather(kb, machine, index, base, project=project, pre=pre, label=label)
-    return with_platform(cset, kb, machine.platform_key, jetson=machine.jetson)
-
-
-def _gather(
-    kb: Knowledge,
-    machine: Machine,
-    index: IndexClient | None,
-    base: str,
-    *,
-    project: str = "torch",
-    pre: bool = False,
-    label: str | None = None,
-) -> CandidateSet:
-    known = kb_candidates(kb, machine.platform_key)
-    span, updated = knowledge_span(kb), kb.updated
+    # what every answer says: the knowledge base's builds, its span and date, its facts about the platform
+    facts = knowledge_set(kb, machine.platform_key, jetson=machine.jetson)
+    known = facts.candidates
     channels = {c: _channel_labels(kb, machine, c) if pre else [] for c in _PRE_CHANNELS}
     if label is not None:
         channels = {c: [x for x in labels if x == label] for c, labels in channels.items()}
@@ -108,7 +95,7 @@ def _gather(
         where = ", ".join(f"{base.rstrip('/')}/{c}" for c in channels)
         unread = f"--pre: nightly builds and release candidates are planned only from the index ({where}), "
         unread += "not read here"
-        return CandidateSet(known, knowledge=span, knowledge_updated=updated, notes=(unread,) if channels else ())
+        return replace(facts, notes=(unread,) if channels else ())
     base = base.rstrip("/")
     unreleased: list[Candidate] = []
     for channel, labels in channels.items():
@@ -122,7 +109,7 @@ def _gather(
             note = f"--offline and no cached pages of {base}: planned from the knowledge base alone"
         else:
             note = f"could not read the PyTorch index {base} ({why}): planned from the knowledge base alone"
-        return CandidateSet((*known, *unreleased), knowledge=span, knowledge_updated=updated, notes=(note,))
+        return replace(facts, candidates=(*known, *unreleased), notes=(note,))
     by_build = {label: _by_build(page.links or (), label, machine, project) for label, page in read.items()}
     listed = tuple(sorted({v for builds in by_build.values() for v in builds}, reverse=True))
     # A release candidate the release index now has too (released under the same version): the release's wins.
@@ -155,14 +142,8 @@ def _gather(
         notes.append(
             f"could not read {names} on {base} ({failed[0].error}): those builds are from the knowledge base alone"
         )
-    return CandidateSet(
-        tuple(out),
-        knowledge=span,
-        knowledge_updated=updated,
-        index=base,
-        index_complete=not failed,
-        index_versions=listed,
-        notes=tuple(notes),
+    return replace(
+        facts, candidates=tuple(out), index=base, index_complete=not failed, index_versions=listed, notes=tuple(notes)
     )
 
 

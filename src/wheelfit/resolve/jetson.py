@@ -37,7 +37,8 @@ def jetson_plan(
     found: Machine, request: Request, where: ElsewhereIndex, pages: Mapping[str, Sequence[FileLink]], kb: Knowledge
 ) -> Plan:
     """torch, and each companion of ``request``, as the newest file of ``pages`` (each project's files on
-    ``where``) that the request allows and this Python and platform take."""
+    ``where``, the index :func:`jetson_index` found in ``kb``) that the request allows and this Python and platform
+    take."""
     fact = Fact(f"{where.url} builds torch for {where.what} Tegra GPUs", where.confidence, where.source)
     torch = select_wheel(pages.get("torch", ()), request.torch, tags=found.tags, python_version=found.python)
     version = torch.wheel.version
@@ -59,8 +60,7 @@ def jetson_plan(
         index_url=where.url,
         packages=tuple(pins),
         reasons=(
-            f"{kb.elsewhere['jetson'].what if 'jetson' in kb.elsewhere else 'NVIDIA Jetson'}, L4T {found.l4t}: torch "
-            f"{version} from "
+            f"{kb.elsewhere['jetson'].what}, L4T {found.l4t}: torch {version} from "
             f"NVIDIA's Jetson AI Lab index for {where.what}, built for the Tegra GPU; PyTorch's own aarch64 CUDA "
             "builds are SBSA builds for Grace servers (GH200, GB200) and do not run on L4T",
             f"torch {version} is the newest on {where.url} that matches {request.torch}",

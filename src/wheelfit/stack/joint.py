@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -25,7 +26,9 @@ from ..resolve.machine import ResolveError
 from ..resolve.plan import PackagePin, Plan, Rejection
 from ..variants.legacy import legacy_variant
 from .match import Fit, Miss, TorchBuild, pick
-from .sources import ExtensionSources
+
+if TYPE_CHECKING:
+    from .sources import ExtensionSources
 
 __all__ = ["ExtensionRequest", "StackError", "plan_stack", "split_extensions"]
 
