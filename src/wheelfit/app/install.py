@@ -227,13 +227,7 @@ def install_requirements(
     chosen: Plan | None = None
     family: list[FamilyFile] = []
     from ..install.policy import one_cuda_major
-    from ..stack.joint import split_extensions
 
-    # flash-attn, torch-scatter, xformers: planned with torch, each as the file built for it
-    rest, stack = split_extensions(wanted.other)
-    planned, family_stack = split_extensions([str(r) for r in wanted.family])
-    wanted = replace(wanted, family=tuple(r for r in wanted.family if str(r) in planned), other=tuple(rest),
-                     extensions=tuple(e.requirement for e in (*family_stack, *stack)))  # fmt: skip
     if wanted.asks_family:
         chosen, source, why, keep = _plan_install(wanted, here, env, options, o, config, environ=environ,
                                                   network=network)  # fmt: skip

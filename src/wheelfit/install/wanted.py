@@ -1,5 +1,6 @@
 """What the user asked ``wheelfit install`` for, sorted: torch-family requirements for the planner (with their
-extras, constraints folded in), everything else for the backend as written. Pure."""
+extras, constraints folded in), packages built against torch (planned with it), everything else for the backend
+as written. Pure but for the packaged extension table it reads."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from packaging.utils import canonicalize_name
 
 from ..errors import UsageError, first_line
 from ..family import is_torch_family
+from ..kb.extensions import extensions
 from ..requirements import ParsedRequirement
 
 __all__ = ["Wanted", "sort_wanted"]
@@ -59,12 +61,17 @@ def sort_wanted(
     other: list[str] = []
     extras: dict[str, tuple[str, ...]] = {}
     environment = {**markers, "extra": ""}
+    built = extensions()
+    stack: list[Requirement] = []
     for parsed in requirements:
         name = parsed.name
-        if name is None or parsed.requirement is None or not is_torch_family(name):
+        req = parsed.requirement
+        if req is not None and parsed.kind == "named" and canonicalize_name(req.name) in built:
+            stack.append(req)  # flash-attn, xformers: planned with torch, as the file built for it
+            continue
+        if name is None or req is None or not is_torch_family(name):
             other.append(parsed.line())  # with its --hash options, if any (hash-checking mode)
             continue
-        req = parsed.requirement
         if parsed.extras:
             extras[name] = tuple(sorted(set(extras.get(name, ())) | parsed.extras))
         if parsed.kind != "named":
@@ -86,4 +93,4 @@ def sort_wanted(
             raise UsageError(f"constraint {text!r}: a direct reference cannot constrain; give a version specifier")
         elif name in family:
             family[name] = Requirement(f"{family[name].name}{family[name].specifier & req.specifier}")
-    return Wanted(tuple(family.values()), tuple(direct), tuple(other), tuple(other_constraints), extras)
+    return Wanted(tuple(family.values()), tuple(direct), tuple(other), tuple(other_constraints), extras, tuple(stack))
