@@ -64,6 +64,24 @@ def test_a_command_imports_no_other_commands_module() -> None:
     assert "wheelfit.cli.app" in loaded
     assert not {f"wheelfit.cli.{module}" for module in ELSEWHERE.values()} & loaded
     assert "rich" not in loaded  # what the other commands render with
+    assert not {"wheelfit.app.install", "wheelfit.app.plan", "wheelfit.app.verify", "wheelfit.resolve"} & loaded
+
+
+def test_the_api_facade_names_load_on_first_use() -> None:
+    """``wheelfit.api`` imports none of the flows until a name is asked for, and then gives the flow's own
+    object, as the eager re-exports did."""
+    import importlib
+
+    script = "import sys, wheelfit.api; print(*sorted(m for m in sys.modules if m.startswith('wheelfit.app')))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=hermetic_env())
+    assert done.returncode == 0 and done.stdout.split() == [], done.stderr
+    from wheelfit import api
+
+    for name in api.__all__:
+        module = importlib.import_module(f"wheelfit.{api._WHERE[name]}")
+        assert getattr(api, name) is getattr(module, name)
+    with pytest.raises(AttributeError, match="'wheelfit.api' has no attribute 'nothing'"):
+        api.nothing  # noqa: B018
 
 
 def test_a_plan_for_a_target_does_not_load_the_nvidia_detector() -> None:

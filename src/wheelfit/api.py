@@ -11,26 +11,48 @@ Ctrl-C stop a session's requests with :func:`wheelfit.fetch.watch.sigint_cancels
         target = wheelfit.api.machine(MachineOptions(target="cuda=8.6,driver=580.95.05"), environ=os.environ)
         print(wheelfit.api.plan(["torch"], target, PlanOptions(), environ=os.environ, network=net).to_dict())
 
-This module only re-exports: each command's flow lives in :mod:`wheelfit.app`.
+This module only re-exports, each name on first use: each command's flow lives in :mod:`wheelfit.app`.
 """
 
 from __future__ import annotations
 
-from .app.install import (
-    InstallOutcome,
-    backend,
-    family_source,
-    install,
-    install_requirements,
-    planned_files,
-    target_python,
-)
-from .app.machine import Target, detect, machine
-from .app.plan import extension_sources, judge_build, plan, with_measured
-from .app.session import Network, network
-from .app.variants import rank, read_variants_file
-from .app.verify import DoctorOutcome, VerifyOutcome, doctor_environment, verify, verify_environment
-from .options import InstallOptions, MachineOptions, PlanOptions
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from .app.install import (
+        InstallOutcome,
+        backend,
+        family_source,
+        install,
+        install_requirements,
+        planned_files,
+        target_python,
+    )
+    from .app.machine import Target, detect, machine
+    from .app.plan import extension_sources, judge_build, plan, with_measured
+    from .app.session import Network, network
+    from .app.variants import rank, read_variants_file
+    from .app.verify import DoctorOutcome, VerifyOutcome, doctor_environment, verify, verify_environment
+    from .options import InstallOptions, MachineOptions, PlanOptions
+
+#: Where each name lives; imported on first use (PEP 562), so ``wheelfit detect`` does not load the install flow.
+_WHERE = {
+    **dict.fromkeys(
+        ("InstallOutcome", "backend", "family_source", "install", "install_requirements", "planned_files",
+         "target_python"),
+        "app.install",
+    ),
+    **dict.fromkeys(("Target", "detect", "machine"), "app.machine"),
+    **dict.fromkeys(("extension_sources", "judge_build", "plan", "with_measured"), "app.plan"),
+    **dict.fromkeys(("Network", "network"), "app.session"),
+    **dict.fromkeys(("rank", "read_variants_file"), "app.variants"),
+    **dict.fromkeys(
+        ("DoctorOutcome", "VerifyOutcome", "doctor_environment", "verify", "verify_environment"), "app.verify"
+    ),
+    **dict.fromkeys(("InstallOptions", "MachineOptions", "PlanOptions"), "options"),
+}
 
 __all__ = [
     "DoctorOutcome",
@@ -60,3 +82,5 @@ __all__ = [
     "verify_environment",
     "with_measured",
 ]
+
+__getattr__ = lazy_attributes(__name__, _WHERE, under="wheelfit")

@@ -22,14 +22,15 @@ __all__ = ["LazyMapping", "lazy_attributes"]
 V = TypeVar("V")
 
 
-def lazy_attributes(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package`` that imports ``package.<where[name]>`` when ``name`` is asked for."""
+def lazy_attributes(package: str, where: Mapping[str, str], under: str | None = None) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` that imports ``<under>.<where[name]>`` when ``name`` is asked for;
+    ``under`` is ``package`` itself unless given (a module, such as ``wheelfit.api``, names its parent's)."""
 
     def getattr_(name: str) -> Any:
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{package}.{module}"), name)
+        return getattr(importlib.import_module(f"{under or package}.{module}"), name)
 
     return getattr_
 
