@@ -32,6 +32,9 @@ PROVIDER_RANGE = SpecifierSet(">=0.2,<0.3")
 #: What the detector plugins need of probekit: 0.2.1 added ``wheelfit_probekit.variant_plugin``, their shared
 #: ``variant_plugins`` API, so 0.2.0 would install beside them and fail on import.
 PROBEKIT_RANGE = SpecifierSet(">=0.2.1,<0.3")
+#: What the NVIDIA plugin and the core need of probekit: 0.2.2 added ``wheelfit_probekit.drivers``, the NVIDIA
+#: driver-floor table both read (it was the plugin's before), so 0.2.1 would install beside them and fail on import.
+PROBEKIT_DRIVERS_RANGE = SpecifierSet(">=0.2.2,<0.3")
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -70,10 +73,12 @@ def test_wheels_install_from_a_folder_and_run(tmp_path: Path) -> None:
         if name != "wheelfit":
             assert Version(meta["Version"]) in PROVIDER_RANGE, f"{name} {meta['Version']} is outside the core's range"
         if name not in ("wheelfit", "wheelfit-probekit"):
-            assert requires(meta)["wheelfit-probekit"].specifier == PROBEKIT_RANGE, f"{name} needs probekit 0.2.1"
+            wanted = PROBEKIT_DRIVERS_RANGE if name == "wheelfit-nvidia" else PROBEKIT_RANGE
+            assert requires(meta)["wheelfit-probekit"].specifier == wanted, f"{name} needs probekit {wanted}"
     core = requires(built["wheelfit"])
     for provider in PROJECTS.keys() - {"wheelfit"}:
-        assert core[provider].specifier == PROVIDER_RANGE, f"the core requires {core[provider]}"
+        wanted = PROBEKIT_DRIVERS_RANGE if provider == "wheelfit-probekit" else PROVIDER_RANGE
+        assert core[provider].specifier == wanted, f"the core requires {core[provider]}"
 
     run([sys.executable, "-m", "venv", str(venv)], env, cwd)
     report = tmp_path / "report.json"

@@ -85,9 +85,9 @@ def test_the_api_facade_names_load_on_first_use() -> None:
 
 
 def test_a_plan_for_a_target_does_not_load_the_nvidia_detector() -> None:
-    """The driver table is read for ``driver=``; the detector it sits beside is not needed to plan."""
+    """The driver table (probekit's, not the plugin's) is read for ``driver=``; the detector is not needed to plan."""
     loaded = _modules_after(["plan", "torch", "--offline", "--json", "--target", "cuda=8.6,driver=580.95.05"])
-    assert "wheelfit_nvidia.versions" in loaded and "wheelfit_nvidia.detect" not in loaded
+    assert "wheelfit_probekit.drivers" in loaded and "wheelfit_nvidia.detect" not in loaded
 
 
 def test_every_command_module_is_in_the_table_and_registers_its_command() -> None:

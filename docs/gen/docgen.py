@@ -396,7 +396,7 @@ def floors_page(kb: Knowledge) -> str:
         "above it a build of that CUDA runs as built, and wheelfit prefers the highest CUDA whose native floor is "
         "met. *Minor-version compatibility*: the lowest driver that runs builds of that CUDA major at all (Table 2); "
         "between the two a build runs SASS only (no PTX JIT), and the plan warns. From the one driver table that "
-        "the NVIDIA detector reads too (`wheelfit_nvidia`'s `cuda_drivers.json`), not from the knowledge base's "
+        "the NVIDIA detector reads too (`wheelfit_probekit`'s `cuda_drivers.json`), not from the knowledge base's "
         "file.",
     )
     rows: list[list[str]] = []

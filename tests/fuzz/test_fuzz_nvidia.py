@@ -24,8 +24,8 @@ from wheelfit_nvidia.kernel import parse_module_version, parse_nvrm
 from wheelfit_nvidia.native import parse_native
 from wheelfit_nvidia.procfs import normalize_bus_id, parse_information
 from wheelfit_nvidia.smi import MAX_GPUS, classify_failure, parse_query
-from wheelfit_nvidia.versions import cuda_major_minor, is_driver_version, version_key
 from wheelfit_nvidia.visibility import parse_visible_devices
+from wheelfit_probekit.drivers import cuda_major_minor, is_driver_version, version_key
 
 from ..conftest import MACHINES
 from .strategies import arabic, binary_text, junk, near_valid, samples, texts

@@ -23,7 +23,7 @@ from wheelfit_amd import devices as amd_devices
 from wheelfit_cpu import info as cpu_info
 from wheelfit_intel import devices as intel_devices
 from wheelfit_nvidia import devicetable as nvidia_devices
-from wheelfit_nvidia import versions as nvidia_versions
+from wheelfit_probekit import drivers as nvidia_drivers
 
 from ..conftest import ROOT
 
@@ -52,11 +52,10 @@ LOADERS = {
         nvidia_devices.DataFileError,
     ),
     "cuda_drivers": Loader(
-        "providers/nvidia/src/wheelfit_nvidia/data/cuda_drivers.json",
-        "cuda_drivers.json",
-        nvidia_versions.parse_driver_table,
-        nvidia_versions.DriverTableError,
-        shape_at_run_time=True,  # its own checks, with its own wording
+        "providers/probekit/src/wheelfit_probekit/data/cuda_drivers.json",
+        "wheelfit_probekit/data/cuda_drivers.json",
+        nvidia_drivers.load_driver_table,
+        nvidia_drivers.DataFileError,
     ),
     "amd": Loader(
         "providers/amd/src/wheelfit_amd/data/devices.json",
@@ -139,12 +138,8 @@ CASES = [
     Case("device_notes", ("nvidia", 3), rename("family", "famliy"), "nvidia[3]: missing 'family'"),
     Case("device_notes", ("apple",), rename("no_mps", "nomps"), "apple: missing 'no_mps'"),
     Case("nvidia", ("spans", 0), rename("last", "end"), "spans[0]: missing 'last'"),
-    Case(
-        "cuda_drivers",
-        ("linux", 0),
-        both(put("release", "X"), rename("confidence", "confidance")),
-        "linux[0] (X): unknown field 'confidance'",
-    ),
+    Case("cuda_drivers", ("linux", 0), rename("confidence", "confidance"), "linux[0]: missing 'confidence'"),
+    Case("cuda_drivers", ("windows", 4), put("driver", "580.00"), "windows[4]: unknown key 'driver'"),
     Case("amd", ("devices", 0), rename("gfx", "arch"), "devices[0]: missing 'gfx'"),
     Case("amd", ("devices", 0), rename("ids", "id"), "devices[0]: needs 'ids', or 'first' and 'last'"),
     Case("intel", ("groups", 0), rename("ids", "id"), "groups[0]: missing 'ids'"),
@@ -178,14 +173,14 @@ CASES = [
     Case(
         "cuda_drivers",
         ("minor_compat", "windows", 0),
-        both(put("release", "X"), put("cuda", "12.0")),
-        "minor_compat.windows[0] (X): 'cuda' must be a CUDA major such as '12', got '12.0'",
+        put("cuda", "12.0"),
+        "minor_compat.windows[0].cuda: '12.0' does not match '^\\d+$'",
     ),
     Case(
         "cuda_drivers",
         ("windows", 0),
-        both(put("release", "X"), put("min_driver", 560)),
-        "windows[0] (X): 'min_driver' must be a driver version such as '560.28.03', or null, got 560",
+        put("min_driver", 560),
+        "windows[0].min_driver: a driver version such as '560.28.03', or null where no number is known",
     ),
     Case(
         "amd",
@@ -251,6 +246,13 @@ CASES = [
         "spans[0]: 'first' ffff is above 'last' 0001",
         schema_says_it=False,
     ),
+    Case(
+        "cuda_drivers",
+        ("windows", 4),
+        put("source", "audit"),
+        "windows[4] (13.3 GA).source: source 'audit' is not a key of 'sources'",
+        schema_says_it=False,
+    ),
 ]
 
 
@@ -304,7 +306,7 @@ def test_the_schema_refuses_the_same_typo(case: Case) -> None:
     assert schema_errors(case.loader, edited(case)) != []
 
 
-@pytest.mark.parametrize("loader", [name for name in LOADERS if name != "cuda_drivers"])  # its own wording
+@pytest.mark.parametrize("loader", LOADERS)
 @pytest.mark.parametrize(
     ("text", "message"),
     [("[]", "expected an object, got "), ('{"sources": ', "not valid JSON: "), ("[" * 100_000, "not valid JSON: ")],

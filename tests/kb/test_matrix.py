@@ -409,9 +409,9 @@ def test_companions_for_every_version(kb: Knowledge) -> None:
 
 def test_driver_floors_come_from_the_one_driver_table(kb: Knowledge) -> None:
     """NVIDIA Table 3: the floor of a CUDA minor is its GA row (12.6 GA: 560.28.03, not Update 3's 560.35.05), from
-    wheelfit_nvidia's cuda_drivers.json, which the detector reads too; Table 2 for minor-version compatibility."""
+    wheelfit_probekit's cuda_drivers.json, which the detector reads too; Table 2 for minor-version compatibility."""
     from wheelfit.kb.drivers import compat_floor, toolkit_floor
-    from wheelfit_nvidia.versions import max_cuda_for_driver
+    from wheelfit_probekit.drivers import max_cuda_for_driver
 
     assert kb.cuda_toolkit_driver("12.6", "linux") == DriverVersion.parse("560.28.03")
     assert kb.cuda_toolkit_driver("12.6", "windows") == DriverVersion.parse("560.76")

@@ -52,7 +52,7 @@ def test_the_schemas_are_found() -> None:
         "providers/intel/src/wheelfit_intel/data/devices.schema.json",
         "providers/cpu/src/wheelfit_cpu/data/x86_64_levels.schema.json",
         "providers/cpu/src/wheelfit_cpu/data/darwin_arm_features.schema.json",
-        "providers/nvidia/src/wheelfit_nvidia/data/cuda_drivers.schema.json",
+        "providers/probekit/src/wheelfit_probekit/data/cuda_drivers.schema.json",
         "src/wheelfit/kb/data/pytorch.schema.json",
         "src/wheelfit/kb/data/uv_preview.schema.json",
     } <= found
@@ -103,7 +103,9 @@ from wheelfit.variants.uv_preview import load_uv_preview
 from wheelfit_amd.devices import load_table as amd
 from wheelfit_intel.devices import load_table as intel
 from wheelfit_nvidia.devicetable import load_table as nvidia
+from wheelfit_probekit.drivers import load_driver_table as drivers
 load_knowledge(); load_device_notes(); load_rocm_overrides(); extensions(); load_uv_preview(); amd(); intel(); nvidia()
+drivers()
 assert "jsonschema" not in sys.modules, "jsonschema imported"
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

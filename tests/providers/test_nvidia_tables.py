@@ -1,28 +1,33 @@
-"""The NVIDIA data tables: driver -> highest CUDA, the driver floor of a CUDA release, and PCI device ID -> chip /
-compute capability."""
+"""The NVIDIA data tables: driver -> highest CUDA, the driver floor of a CUDA release (probekit's driver table, read
+by the detector and the planner), and PCI device ID -> chip / compute capability (the detector's own)."""
 
 from __future__ import annotations
 
 import json
 import re
 from importlib import resources
+from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from wheelfit_nvidia.devicetable import lookup_device
-from wheelfit_nvidia.versions import (
+from wheelfit_probekit.drivers import (
+    DataFileError,
     DriverFloor,
-    DriverTableError,
     cuda_from_int,
     is_driver_version,
+    load_driver_table,
     max_cuda_for_driver,
     minor_compat_floor,
     newest_update_floor,
-    parse_driver_table,
     toolkit_floor,
 )
 
-TABLE = resources.files("wheelfit_nvidia").joinpath("data/cuda_drivers.json").read_text(encoding="utf-8")
+DATA = resources.files("wheelfit_probekit").joinpath("data")
+TABLE = DATA.joinpath("cuda_drivers.json").read_text(encoding="utf-8")
+SCHEMA = json.loads(DATA.joinpath("cuda_drivers.schema.json").read_text(encoding="utf-8"))
+NAME = "wheelfit_probekit/data/cuda_drivers.json"
 
 
 @pytest.mark.parametrize(
@@ -225,59 +230,109 @@ def test_floors_compare_numerically() -> None:
 _DELETE = object()
 
 
-@pytest.mark.parametrize(
-    ("rows", "index", "change", "expected"),
-    [
-        ("linux", 20, {"confidence": _DELETE}, "linux[20] (12.6 GA): missing 'confidence'"),
-        ("linux", 20, {"min_driver": _DELETE}, "linux[20] (12.6 GA): missing 'min_driver' (null where"),
-        ("linux", 20, {"min_driver": "r560"}, "linux[20] (12.6 GA): 'min_driver' must be a driver version"),
-        ("linux", 20, {"min_driver": "606.28.03"}, "linux[20] (12.6 GA): 606.28.03 is above 560.35.03"),
-        ("windows", 4, {"source": "audit"}, "windows[4] (13.3 GA): 'source' must be a key of 'sources'"),
-        ("windows", 4, {"confidence": "high"}, "windows[4] (13.3 GA): 'confidence' must be one of P, M, S, U"),
-        ("windows", 4, {"cuda": "13"}, "windows[4] (13.3 GA): 'cuda' must be a CUDA minor such as '12.6'"),
-        ("windows", 4, {"cuda": "13.5"}, "windows[4] (13.3 GA): rows run newest first, but 13.5 follows 13.3"),
-        ("windows", 4, {"driver": "580.00"}, "windows[4] (13.3 GA): unknown field 'driver'"),
-        ("linux", 3, {"release": "13.3 GA"}, "linux[4] (13.3 GA): release '13.3 GA' appears twice"),
-        ("compat-windows", 0, {"cuda": 13}, "minor_compat.windows[0] (13.x minor-version compatibility): 'cuda'"),
-        ("compat-linux", 1, {"cuda": "13"}, "minor_compat.linux[1] (12.x minor-version compatibility): a second"),
-    ],
-)
-def test_a_malformed_table_names_the_file_and_the_row(
-    rows: str, index: int, change: dict[str, object], expected: str
-) -> None:
-    data = json.loads(TABLE)
+def edited(rows: str, index: int, change: dict[str, object]) -> dict[str, Any]:
+    """The shipped table with one row changed (``compat-linux``: a Table 2 row); ``_DELETE`` removes a key."""
+    data: dict[str, Any] = json.loads(TABLE)
     row = (data["minor_compat"][rows.removeprefix("compat-")] if rows.startswith("compat-") else data[rows])[index]
     for key, value in change.items():
         if value is _DELETE:
             del row[key]
         else:
             row[key] = value
-    with pytest.raises(DriverTableError) as caught:
-        parse_driver_table(json.dumps(data))
-    message = str(caught.value)
-    assert isinstance(caught.value, ValueError)
-    assert message.startswith("cuda_drivers.json: ") and expected in message, message
-    assert "\n" not in message
+    return data
+
+
+@pytest.mark.parametrize(
+    ("rows", "index", "change", "expected"),
+    [
+        (
+            "linux",
+            20,
+            {"min_driver": "606.28.03"},
+            "linux[20] (12.6 GA): 606.28.03 is above 560.35.03, the floor of 12.6 Update 1",
+        ),
+        ("windows", 4, {"source": "audit"}, "windows[4] (13.3 GA).source: source 'audit' is not a key of 'sources'"),
+        ("windows", 4, {"cuda": "13.5"}, "windows[4] (13.3 GA): rows run newest first, but 13.5 follows 13.3"),
+        ("linux", 3, {"release": "13.3 GA"}, "linux[4] (13.3 GA): release '13.3 GA' appears twice"),
+        (
+            "compat-linux",
+            1,
+            {"cuda": "13"},
+            "minor_compat.linux[1] (12.x minor-version compatibility): a second row for CUDA 13",
+        ),
+    ],
+)
+def test_what_the_schema_cannot_say_is_checked_at_load(
+    rows: str, index: int, change: dict[str, object], expected: str
+) -> None:
+    """Cross-row rules and the source key: one line naming the file and the row. The copy follows the schema."""
+    data = edited(rows, index, change)
+    assert list(Draft202012Validator(SCHEMA).iter_errors(data)) == []
+    with pytest.raises(DataFileError) as caught:
+        load_driver_table(json.dumps(data))
+    assert str(caught.value) == f"{NAME}: {expected}"
+
+
+@pytest.mark.parametrize(
+    ("rows", "index", "change", "path"),
+    [
+        ("linux", 20, {"confidence": _DELETE}, "$.linux[20]"),
+        ("linux", 20, {"min_driver": _DELETE}, "$.linux[20]"),
+        ("linux", 20, {"min_driver": "r560"}, "$.linux[20].min_driver"),
+        ("windows", 0, {"min_driver": 560}, "$.windows[0].min_driver"),
+        ("windows", 4, {"confidence": "high"}, "$.windows[4].confidence"),
+        ("windows", 4, {"cuda": "13"}, "$.windows[4].cuda"),
+        ("windows", 4, {"driver": "580.00"}, "$.windows[4]"),
+        ("windows", 4, {"release": " "}, "$.windows[4].release"),
+        ("windows", 4, {"note": 5}, "$.windows[4].note"),
+        ("compat-windows", 0, {"cuda": 13}, "$.minor_compat.windows[0].cuda"),
+        ("compat-windows", 0, {"cuda": "12.0"}, "$.minor_compat.windows[0].cuda"),
+    ],
+)
+def test_the_schema_refuses_a_malformed_row(rows: str, index: int, change: dict[str, object], path: str) -> None:
+    """The row's shape is the schema's to say (the tests hold the shipped table to it, tests/kb/test_schemas.py);
+    the loader does not repeat it, yet never ends a copy it cannot read in more than one line naming the file."""
+    data = edited(rows, index, change)
+    assert path in {e.json_path for e in Draft202012Validator(SCHEMA).iter_errors(data)}
+    try:
+        load_driver_table(json.dumps(data))
+    except DataFileError as exc:
+        assert str(exc).startswith(f"{NAME}: ") and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        [],
+        {"sources": {}, "linux": [], "windows": [], "minor_compat": {}},
+        {"sources": {}, "minor_compat": {}, "linux": [1]},
+        {"sources": {"a": 1}, "linux": [], "windows": [], "minor_compat": {"linux": [], "windows": []}},
+    ],
+)
+def test_the_schema_refuses_a_malformed_file(document: object) -> None:
+    assert list(Draft202012Validator(SCHEMA).iter_errors(document)) != []
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("{", "cuda_drivers.json: not JSON"),
-        ("[]", "cuda_drivers.json: the top level must be an object"),
-        ('{"sources": {}, "linux": [], "windows": [], "minor_compat": {}}', "cuda_drivers.json: 'linux' must be"),
-        ('{"sources": {}, "minor_compat": {}, "linux": [1]}', "cuda_drivers.json: linux[0]: a row must be an object"),
+        ("{", f"{NAME}: not valid JSON: "),
+        ("[]", f"{NAME}: expected an object, got list"),
+        ('{"sources": {}, "linux": [], "windows": [], "minor_compat": {}}', f"{NAME}: does not follow cuda_drivers"),
+        ('{"sources": {}, "minor_compat": {}, "linux": [1]}', f"{NAME}: does not follow cuda_drivers.schema.json"),
     ],
 )
 def test_a_broken_file_is_one_line_too(text: str, expected: str) -> None:
-    with pytest.raises(DriverTableError, match="^" + re.escape(expected)):
-        parse_driver_table(text)
+    with pytest.raises(DataFileError, match="^" + re.escape(expected)) as caught:
+        load_driver_table(text)
+    assert "\n" not in str(caught.value)
 
 
 def test_the_shipped_table_parses() -> None:
-    table = parse_driver_table(TABLE)
+    table = load_driver_table(TABLE)
     assert {len(table.toolkits["linux"]), len(table.toolkits["windows"])} == {43}
     assert sorted(table.minor_compat["linux"]) == sorted(table.minor_compat["windows"]) == [11, 12, 13]
+    assert load_driver_table() == table  # the packaged file, by default
 
 
 def test_cuda_int_encoding() -> None:

@@ -160,7 +160,7 @@ def _driver(text: str, windows: bool) -> str:
 
 def _branch_first(branch: int, windows: bool) -> str | None:
     """The lowest driver of ``branch`` that NVIDIA's CUDA table names (a CUDA release's minimum), if any."""
-    from wheelfit_nvidia.versions import toolkit_floor, version_key
+    from wheelfit_probekit.drivers import toolkit_floor, version_key
 
     found: list[str] = []
     for major in range(9, 20):
@@ -218,7 +218,7 @@ def _gfx_targets(kb: Knowledge | None) -> tuple[str, ...]:
 
 
 def _is_driver(text: str) -> bool:
-    from wheelfit_nvidia.versions import is_driver_version
+    from wheelfit_probekit.drivers import is_driver_version
 
     return is_driver_version(text)
 
@@ -227,7 +227,7 @@ def _cuda_for(driver: str | None, windows: bool) -> str | None:
     """The highest CUDA a driver runs (580.95.05 -> 13.0), as NVML would report it on that machine."""
     if not driver:
         return None
-    from wheelfit_nvidia.versions import max_cuda_for_driver
+    from wheelfit_probekit.drivers import max_cuda_for_driver
 
     return max_cuda_for_driver(driver, windows)
 
@@ -338,7 +338,7 @@ def apply_overrides(report: HardwareReport, environ: Mapping[str, str]) -> tuple
     if driver and not _is_driver(driver):
         raise TargetError(f"UV_CUDA_DRIVER_VERSION={driver}: an NVIDIA driver version looks like 580.95.05")
     if cuda:
-        from wheelfit_nvidia.versions import cuda_major_minor
+        from wheelfit_probekit.drivers import cuda_major_minor
 
         parsed = cuda_major_minor(cuda)  # read as the NVIDIA variant provider reads it: 13 -> 13.0
         if parsed is None:

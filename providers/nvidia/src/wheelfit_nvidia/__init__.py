@@ -1,8 +1,8 @@
 """wheelfit detector plugin for NVIDIA GPUs: driver, CUDA driver version and compute capability of every GPU.
 
-Importing this package is cheap: the detector (its parsers, the PCI device table) is loaded inside ``probe()``
-only, so that reading the driver table (``wheelfit_nvidia.versions``, for a ``--target`` naming a driver) does not
-load it (~10 ms).
+Importing this package is cheap: the detector (its parsers, the PCI device table, ~10 ms) is loaded inside
+``probe()`` only. The driver-floor table the detector reads is not this package's but ``wheelfit_probekit.drivers``,
+shared with the planner, which reads it (for a ``--target`` naming a driver) without importing this plugin.
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ from typing import Any
 
 from wheelfit_probekit import ProbeLog, ProviderResult, System
 
-from .versions import DriverFloor, DriverTableError, minor_compat_floor, newest_update_floor, toolkit_floor
-
-__all__ = ["PROVIDER", "DriverFloor", "DriverTableError", "minor_compat_floor", "newest_update_floor", "toolkit_floor"]
+__all__ = ["PROVIDER"]
 
 
 class _Provider:

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wheelfit_probekit import PciDevice, ProbeError, ProbeLog, ProbeTimeout, System, scan_pci
+from wheelfit_probekit.drivers import max_cuda_for_driver
 
 from .devicetable import lookup_device
 from .kernel import is_tegra_numbering, parse_module_version, parse_nvrm
 from .native import CHILD_CODE, NativeReport, parse_native
 from .procfs import GpuInformation, normalize_bus_id, parse_information
 from .smi import HINT_NO_DRIVER, SmiGpu, classify_failure, parse_query, query_args
-from .versions import max_cuda_for_driver
 from .visibility import parse_visible_devices
 
 __all__ = ["detect_gpus"]

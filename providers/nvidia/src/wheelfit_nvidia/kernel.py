@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .versions import is_driver_version
+from wheelfit_probekit.drivers import is_driver_version
 
 __all__ = ["NvrmInfo", "is_tegra_numbering", "parse_module_version", "parse_nvrm"]
 

@@ -13,9 +13,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from wheelfit_probekit.drivers import cuda_from_int, is_driver_version
+
 from .procfs import normalize_bus_id
 from .smi import MAX_GPUS
-from .versions import cuda_from_int, is_driver_version
 
 __all__ = ["CHILD_CODE", "NativeGpu", "NativeReport", "parse_native"]
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from wheelfit_probekit.drivers import is_driver_version
+
 from .procfs import normalize_bus_id
-from .versions import is_driver_version
 
 __all__ = [
     "FIELDS",

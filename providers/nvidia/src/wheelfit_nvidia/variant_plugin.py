@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from wheelfit_probekit.drivers import cuda_major_minor
 from wheelfit_probekit.variant_plugin import (
     Config,
     NamespaceFunction,
@@ -27,7 +28,6 @@ from wheelfit_probekit.variant_plugin import (
 )
 
 from . import PROVIDER
-from .versions import cuda_major_minor
 
 __all__ = [
     "FORCE_CUDA_DRIVER_VERSION",

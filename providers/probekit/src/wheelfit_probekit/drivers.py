@@ -1,31 +1,36 @@
 """Driver version strings, and the one table of NVIDIA driver floors (``data/cuda_drivers.json``).
 
 The table holds NVIDIA's Table 3 (a floor per toolkit release and update, per OS) and Table 2 (the
-minor-version-compatibility floor per CUDA major). The provider reads it for driver -> highest CUDA, used only
-when no NVML/libcuda answer gives the CUDA driver version directly; the planner reads it through
-``toolkit_floor`` / ``minor_compat_floor``, so both say the same number and name the release it belongs to.
+minor-version-compatibility floor per CUDA major). It lives in the shared toolkit, not in a detector, because two
+readers need it: the NVIDIA detector for driver -> highest CUDA, used only when no NVML/libcuda answer gives the
+CUDA driver version directly, and the planner through ``toolkit_floor`` / ``minor_compat_floor``, so both say the
+same number and name the release it belongs to, and the planner reads it without loading a detector plugin.
+
+The file's shape is ``data/cuda_drivers.schema.json``, to which the tests hold it; :func:`load_driver_table` only
+checks what a schema cannot say (probekit's shared table loader).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from typing import Any
+
+from .datafile import DataFileError, Table, load_table
 
 __all__ = [
+    "DataFileError",
     "DriverFloor",
     "DriverTable",
-    "DriverTableError",
     "cuda_from_int",
     "cuda_major_minor",
     "is_driver_version",
+    "load_driver_table",
     "max_cuda_for_driver",
     "minor_compat_floor",
     "newest_update_floor",
-    "parse_driver_table",
     "toolkit_floor",
     "version_key",
 ]
@@ -62,16 +67,8 @@ def cuda_from_int(value: int) -> str | None:
 
 
 _TABLE_FILE = "cuda_drivers.json"
+_PACKAGED = f"wheelfit_probekit/data/{_TABLE_FILE}"
 _COLUMNS = ("linux", "windows")
-_CONFIDENCES = ("P", "M", "S", "U")
-_ROW_KEYS = frozenset({"cuda", "release", "min_driver", "source", "confidence", "note"})
-_TOOLKIT_RE = re.compile(r"^\d+\.\d+$")
-_MAJOR_RE = re.compile(r"^\d+$")
-
-
-class DriverTableError(ValueError):
-    """A malformed ``cuda_drivers.json``, in one line naming the file and the row: a bad edit fails at load with
-    that line, not as a KeyError in the middle of a plan."""
 
 
 @dataclass(frozen=True)
@@ -122,107 +119,63 @@ def _driver_key(row: DriverFloor) -> tuple[int, ...]:
     return version_key(row.min_driver) if row.min_driver is not None else ()
 
 
-def parse_driver_table(text: str, name: str = _TABLE_FILE) -> DriverTable:
-    """Check and parse the table's JSON text; a malformed table raises ``DriverTableError`` naming the row."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DriverTableError(f"{name}: not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise DriverTableError(f"{name}: the top level must be an object")
-    sources = data.get("sources")
-    if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
-        raise DriverTableError(f"{name}: 'sources' must map source keys to their text")
-    compat = data.get("minor_compat")
-    if not isinstance(compat, dict):
-        raise DriverTableError(f"{name}: 'minor_compat' must be an object with 'linux' and 'windows' rows")
+def load_driver_table(text: str | bytes | None = None, name: str = _PACKAGED) -> DriverTable:
+    """The packaged table, or ``text`` (a test's edited copy); :class:`DataFileError` naming the row if malformed."""
+    return load_table("wheelfit_probekit", _TABLE_FILE, _build, text, name)
+
+
+def _build(t: Table) -> DriverTable:
     toolkits: dict[str, tuple[DriverFloor, ...]] = {}
     majors: dict[str, Mapping[int, DriverFloor]] = {}
     for column in _COLUMNS:
-        toolkits[column] = _toolkit_rows(data.get(column), column, sources, name)
-        where_compat = f"minor_compat.{column}"
-        rows = _rows(compat.get(column), where_compat, sources, name, _MAJOR_RE, "a CUDA major such as '12'")
+        toolkits[column] = _toolkit_rows(t, column)
         by_major: dict[int, DriverFloor] = {}
-        for where, row in rows:
+        for where, row in _rows(t, t.doc["minor_compat"][column], f"minor_compat.{column}"):
             if int(row.cuda) in by_major:
-                raise DriverTableError(f"{name}: {where}: a second row for CUDA {row.cuda}")
+                raise t.fail(where, f"a second row for CUDA {row.cuda}")
             by_major[int(row.cuda)] = row
         majors[column] = by_major
     return DriverTable(toolkits, majors)
 
 
-def _toolkit_rows(value: object, column: str, sources: dict[str, str], name: str) -> tuple[DriverFloor, ...]:
+def _toolkit_rows(t: Table, column: str) -> tuple[DriverFloor, ...]:
     """One OS column, checked to run newest first and never to rise within a minor, as Table 3 does: the GA and
     newest-update lookups rely on that order, and a mistyped number usually breaks it."""
-    rows = _rows(value, column, sources, name, _TOOLKIT_RE, "a CUDA minor such as '12.6'")
+    rows = _rows(t, t.doc[column], column)
     seen: set[str] = set()
     newest_known: dict[str, DriverFloor] = {}  # per minor, the oldest row read so far that has a number
     previous: DriverFloor | None = None
     for where, row in rows:
         if row.release in seen:
-            raise DriverTableError(f"{name}: {where}: release {row.release!r} appears twice")
+            raise t.fail(where, f"release {row.release!r} appears twice")
         seen.add(row.release)
         if previous is not None and version_key(row.cuda) > version_key(previous.cuda):
-            raise DriverTableError(f"{name}: {where}: rows run newest first, but {row.cuda} follows {previous.cuda}")
+            raise t.fail(where, f"rows run newest first, but {row.cuda} follows {previous.cuda}")
         newer = newest_known.get(row.cuda)
         if row.min_driver is not None:
             if newer is not None and _driver_key(row) > _driver_key(newer):
-                raise DriverTableError(
-                    f"{name}: {where}: {row.min_driver} is above {newer.min_driver}, the floor of {newer.release}"
-                )
+                raise t.fail(where, f"{row.min_driver} is above {newer.min_driver}, the floor of {newer.release}")
             newest_known[row.cuda] = row
         previous = row
     return tuple(row for _, row in rows)
 
 
-def _rows(
-    value: object, column: str, sources: dict[str, str], name: str, cuda_re: re.Pattern[str], cuda_kind: str
-) -> list[tuple[str, DriverFloor]]:
-    if not isinstance(value, list) or not value:
-        raise DriverTableError(f"{name}: '{column}' must be a non-empty list of rows")
-    return [_row(item, f"{column}[{i}]", sources, name, cuda_re, cuda_kind) for i, item in enumerate(value)]
-
-
-def _row(
-    item: object, where: str, sources: dict[str, str], name: str, cuda_re: re.Pattern[str], cuda_kind: str
-) -> tuple[str, DriverFloor]:
-    if not isinstance(item, dict):
-        raise DriverTableError(f"{name}: {where}: a row must be an object")
-    label = item.get("release", item.get("cuda"))
-    if isinstance(label, str):
-        where = f"{where} ({label})"
-
-    def bad(problem: str) -> DriverTableError:
-        return DriverTableError(f"{name}: {where}: {problem}")
-
-    unknown = sorted(set(item) - _ROW_KEYS)
-    if unknown:
-        raise bad(f"unknown field {unknown[0]!r}")
-    missing = [key for key in ("cuda", "release", "min_driver", "source", "confidence") if key not in item]
-    if missing:
-        hint = " (null where no number is known)" if missing[0] == "min_driver" else ""
-        raise bad(f"missing {missing[0]!r}{hint}")
-    cuda, release, driver = item["cuda"], item["release"], item["min_driver"]
-    source, confidence, note = item["source"], item["confidence"], item.get("note")
-    if not isinstance(cuda, str) or not cuda_re.match(cuda):
-        raise bad(f"'cuda' must be {cuda_kind}, got {cuda!r}")
-    if not isinstance(release, str) or not release.strip():
-        raise bad("'release' must name the release, such as '12.6 GA'")
-    if driver is not None and not (isinstance(driver, str) and is_driver_version(driver)):
-        raise bad(f"'min_driver' must be a driver version such as '560.28.03', or null, got {driver!r}")
-    if not isinstance(source, str) or source not in sources:
-        raise bad(f"'source' must be a key of 'sources', got {source!r}")
-    if not isinstance(confidence, str) or confidence not in _CONFIDENCES:
-        raise bad(f"'confidence' must be one of {', '.join(_CONFIDENCES)}, got {confidence!r}")
-    if note is not None and not isinstance(note, str):
-        raise bad("'note' must be text")
-    return where, DriverFloor(cuda, release, driver, sources[source], confidence, note)
+def _rows(t: Table, items: list[dict[str, Any]], column: str) -> list[tuple[str, DriverFloor]]:
+    """Each row with where it is (``linux[20] (12.6 GA)``), its source key replaced by the source's text."""
+    out: list[tuple[str, DriverFloor]] = []
+    for i, item in enumerate(items):
+        where = f"{column}[{i}] ({item['release']})"
+        source = t.cited(item, where)
+        row = DriverFloor(
+            item["cuda"], item["release"], item["min_driver"], source, item["confidence"], item.get("note")
+        )
+        out.append((where, row))
+    return out
 
 
 @cache
 def _table() -> DriverTable:
-    text = resources.files(__package__).joinpath(f"data/{_TABLE_FILE}").read_text(encoding="utf-8")
-    return parse_driver_table(text)
+    return load_driver_table()
 
 
 def max_cuda_for_driver(driver: str, windows_numbering: bool = False) -> str | None:
