@@ -18,6 +18,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from wheelfit.builds import CudaBuild, RocmBuild, XpuBuild
 from wheelfit.kb.drivers import compat_floor, toolkit_floor
 from wheelfit.kb.matrix import Knowledge, PlatformBuilds, Release, Variant, load_knowledge
 from wheelfit.kb.notes import known_compute_capabilities, nvidia_family
@@ -123,7 +124,7 @@ def _platforms(kb: Knowledge, kind: str) -> list[str]:
 def _of_kind(builds: PlatformBuilds | None, kind: str) -> list[Variant]:
     """The builds of ``kind``, oldest toolkit first (cu126 before cu130, whatever the file's order)."""
     found = builds.of_kind(kind) if builds is not None else ()
-    return sorted(found, key=lambda v: (Version(v.cuda or v.rocm or "0"), v.label))
+    return sorted(found, key=lambda v: (Version(v.build.toolkit or "0"), v.label))
 
 
 def _with_kind(page: _Page, platform: str, kind: str) -> list[Release]:
@@ -204,8 +205,8 @@ def _nvidia_rows(kb: Knowledge) -> list[tuple[str, str]]:
     ccs = set(known_compute_capabilities())
     for release in kb.releases.values():
         for builds in release.platforms.values():
-            for variant in builds.of_kind("cuda"):
-                ccs.update(".".join(map(str, sm_tuple(sm))) for sm in (*variant.sass, *variant.ptx))
+            for _, build in builds.builds_of(CudaBuild):
+                ccs.update(".".join(map(str, sm_tuple(sm))) for sm in (*build.sass, *build.ptx))
     rows = []
     for cc in sorted(ccs, key=sm_tuple):
         found = nvidia_family(cc)
@@ -218,7 +219,11 @@ def _nvidia_rows(kb: Knowledge) -> list[tuple[str, str]]:
 
 def _runs_on(cc: str, *, ptx: bool) -> Callable[[Variant], bool]:
     """Whether a build has kernels for compute capability ``cc``: its SASS alone, or its PTX too."""
-    return lambda build: cuda_runs(cc, build.sass, build.ptx if ptx else ())
+    def runs(variant: Variant) -> bool:
+        build = variant.build
+        return isinstance(build, CudaBuild) and cuda_runs(cc, build.sass, build.ptx if ptx else ())
+
+    return runs
 
 
 def _lists(target: str, targets: Callable[[Variant], Sequence[str]]) -> Callable[[Variant], bool]:
@@ -271,7 +276,10 @@ def nvidia_page(kb: Knowledge) -> str:
     page.add("## The CUDA builds", "")
 
     def arches(v: Variant) -> list[str]:
-        return [v.cuda or "", ", ".join(f"sm_{s}" for s in v.sass), ", ".join(f"compute_{p}" for p in v.ptx)]
+        b = v.build
+        if not isinstance(b, CudaBuild):
+            return ["", "", ""]
+        return [b.cuda, ", ".join(f"sm_{s}" for s in b.sass), ", ".join(f"compute_{p}" for p in b.ptx)]
 
     _builds_table(page, "cuda", ["CUDA", "SASS", "PTX"], arches)
     return page.text()
@@ -319,6 +327,14 @@ def _target_page(
     return page
 
 
+def _gfx(v: Variant) -> tuple[str, ...]:
+    return v.build.gfx if isinstance(v.build, RocmBuild) else ()
+
+
+def _aot(v: Variant) -> tuple[str, ...]:
+    return v.build.aot if isinstance(v.build, XpuBuild) else ()
+
+
 def _gfx_order(gfx: str) -> tuple[int, ...]:
     """gfx90a < gfx942 < gfx1030: major, minor, stepping (the last two are hex digits)."""
     digits = gfx.removeprefix("gfx")
@@ -334,11 +350,11 @@ def rocm_page(kb: Knowledge) -> str:
         "beside gfx1030) runs only with `HSA_OVERRIDE_GFX_VERSION`, which wheelfit offers but never chooses by "
         "default ([planning](../planning.md)).",
         "gfx target",
-        lambda v: v.gfx,
+        _gfx,
         _gfx_order,
     )
     page.add("## The ROCm builds", "")
-    _builds_table(page, "rocm", ["ROCm", "gfx"], lambda v: [v.rocm or "", ", ".join(v.gfx)])
+    _builds_table(page, "rocm", ["ROCm", "gfx"], lambda v: [v.build.toolkit or "", ", ".join(_gfx(v))])
     return page.text()
 
 
@@ -352,7 +368,7 @@ def xpu_page(kb: Knowledge) -> str:
         "device's AOT target, accepts a sibling of its family with a warning, and never gives the XPU build to a "
         "pre-Xe integrated GPU.",
         "AOT target",
-        lambda v: v.aot,
+        _aot,
     )
     if kb.xpu_device_ips:
         page.add(
@@ -363,7 +379,7 @@ def xpu_page(kb: Knowledge) -> str:
         )
         page.table(["device IP", "AOT targets"], [[ip, ", ".join(t)] for ip, t in kb.xpu_device_ips.items()])
     page.add("## The XPU builds", "")
-    _builds_table(page, "xpu", ["AOT targets"], lambda v: [", ".join(v.aot)])
+    _builds_table(page, "xpu", ["AOT targets"], lambda v: [", ".join(_aot(v))])
     return page.text()
 
 
@@ -375,9 +391,9 @@ def _cuda_versions(kb: Knowledge) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for release in _releases(kb):
         for builds in release.platforms.values():
-            for variant in builds.of_kind("cuda"):
-                if variant.cuda and release.name not in out.setdefault(variant.cuda, []):
-                    out[variant.cuda].append(release.name)
+            for _, build in builds.builds_of(CudaBuild):
+                if release.name not in out.setdefault(build.cuda, []):
+                    out[build.cuda].append(release.name)
     return dict(sorted(out.items(), key=lambda item: Version(item[0]), reverse=True))
 
 

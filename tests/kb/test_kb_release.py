@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
+from wheelfit.builds import CudaBuild, RocmBuild
 from wheelfit.kb.matrix import Knowledge, load_knowledge
 
 from ..conftest import REALDATA, ROOT
@@ -127,16 +128,17 @@ def test_kinds_versions_and_kernel_lists_equal_the_knowledge_base(kb: Knowledge,
             assert body["platform_tag"] == builds.platform_tag, name
         for label, derived in body["variants"].items():
             variant = builds.variants[label]
+            build = variant.build
             assert derived["kind"] == variant.kind
-            assert derived.get("cuda") == variant.cuda and derived.get("rocm") == variant.rocm
-            if variant.kind != "cuda" or name == "macos_arm64":
+            assert derived.get("cuda", derived.get("rocm")) == build.toolkit  # the kind already compared
+            if not isinstance(build, CudaBuild) or name == "macos_arm64":
                 continue
-            assert derived["sass"] == sorted(variant.sass, key=int), (name, label)
+            assert derived["sass"] == sorted(build.sass, key=int), (name, label)
             known = KNOWN_2_13.get((name, label, "ptx"))
             if known is None:
-                assert derived["ptx"] == list(variant.ptx), (name, label)
+                assert derived["ptx"] == list(build.ptx), (name, label)
             else:  # see KNOWN_2_13: the recorded build file still emits +PTX, the wheel has none
-                assert (list(variant.ptx), derived["ptx"]) == known, (name, label)
+                assert (list(build.ptx), derived["ptx"]) == known, (name, label)
             compared += 1
     assert compared == 9  # cu126, cu130, cu132 on linux_x86_64, linux_aarch64 and windows_amd64
 
@@ -221,7 +223,8 @@ def test_variants_json_lists(kb: Knowledge) -> None:
     assert variants["cu130"]["ptx"] == ["120"]  # 120_virtual
     rocm = kb.release("2.10")
     assert rocm is not None
-    assert set(variants["rocm7.1"]["gfx"]) == set(rocm.platforms["linux_x86_64"].variants["rocm7.1"].gfx)
+    built = rocm.platforms["linux_x86_64"].variants["rocm7.1"].build
+    assert isinstance(built, RocmBuild) and set(variants["rocm7.1"]["gfx"]) == set(built.gfx)
 
 
 # --------------------------------------------------------------------------- the parsing rules

@@ -11,6 +11,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from wheelfit.builds import BuildT, CudaBuild, MpsBuild, RocmBuild, XpuBuild
 from wheelfit.errors import WheelfitError
 from wheelfit.kb.matrix import CONFIDENCE, DriverVersion, Knowledge, KnowledgeError, Release, Variant, load_knowledge
 
@@ -39,6 +40,24 @@ def must(kb: Knowledge, series: str, platform: str, label: str) -> Variant:
     found = var(kb, series, platform, label)
     assert found is not None, (series, platform, label)
     return found
+
+
+def built(v: Variant, kind: type[BuildT]) -> BuildT:
+    """``v``'s build, which must be a ``kind``."""
+    assert isinstance(v.build, kind), (v.label, v.build)
+    return v.build
+
+
+def cuda(kb: Knowledge, series: str, platform: str, label: str) -> CudaBuild:
+    return built(must(kb, series, platform, label), CudaBuild)
+
+
+def rocm(kb: Knowledge, series: str, platform: str, label: str) -> RocmBuild:
+    return built(must(kb, series, platform, label), RocmBuild)
+
+
+def xpu(kb: Knowledge, series: str, platform: str, label: str) -> XpuBuild:
+    return built(must(kb, series, platform, label), XpuBuild)
 
 
 def all_variants(kb: Knowledge) -> list[tuple[str, str, Variant]]:
@@ -122,8 +141,8 @@ def test_every_variant_cites_a_known_source_and_confidence(kb: Knowledge) -> Non
 
 
 def test_variant_labels_follow_the_index_directories(kb: Knowledge) -> None:
-    assert must(kb, "2.14", "linux_x86_64", "cu126").cuda == "12.6"
-    assert must(kb, "2.6", "linux_x86_64", "rocm6.2.4").rocm == "6.2.4"
+    assert cuda(kb, "2.14", "linux_x86_64", "cu126").cuda == "12.6"
+    assert rocm(kb, "2.6", "linux_x86_64", "rocm6.2.4").rocm == "6.2.4"
     assert str(must(kb, "2.14", "linux_x86_64", "rocm7.14")) == "rocm7.14"
     assert kb.index_url("https://download.pytorch.org/whl/", must(kb, "2.14", "linux_x86_64", "cu130")) == (
         "https://download.pytorch.org/whl/cu130"
@@ -136,12 +155,12 @@ def test_variant_labels_follow_the_index_directories(kb: Knowledge) -> None:
 
 @pytest.mark.parametrize("series", ["2.8", "2.9", "2.10"])
 def test_volta_in_cu128_only_for_2_8_to_2_10(kb: Knowledge, series: str) -> None:
-    assert "70" in must(kb, series, "linux_x86_64", "cu128").sass
+    assert "70" in cuda(kb, series, "linux_x86_64", "cu128").sass
 
 
 @pytest.mark.parametrize("series", ["2.7", "2.11"])
 def test_cu128_starts_at_turing_in_2_7_and_2_11(kb: Knowledge, series: str) -> None:
-    sass = must(kb, series, "linux_x86_64", "cu128").sass
+    sass = cuda(kb, series, "linux_x86_64", "cu128").sass
     assert "70" not in sass
     assert min(sass, key=int) == "75"
 
@@ -152,7 +171,7 @@ def test_cu126_from_2_6_to_2_14_and_gone_in_2_15(kb: Knowledge) -> None:
         assert has == (Version("2.6") <= release.series_version <= Version("2.14")), release.name
     for platform in PLATFORMS:
         assert var(kb, "2.15", platform, "cu126") is None
-    assert must(kb, "2.14", "linux_x86_64", "cu126").sass[:2] == ("50", "60")
+    assert cuda(kb, "2.14", "linux_x86_64", "cu126").sass[:2] == ("50", "60")
 
 
 def labels_in(kb: Knowledge, series: str, platform: str, version: str) -> set[str]:
@@ -178,38 +197,42 @@ def test_windows_cu126_adds_sm_61(kb: Knowledge) -> None:
     for release in kb.releases_newest_first():
         win = var(kb, release.name, "windows_amd64", "cu126")
         if win is not None:
-            assert "61" in win.sass, release.name
-            assert "61" not in must(kb, release.name, "linux_x86_64", "cu126").sass
+            assert "61" in built(win, CudaBuild).sass, release.name
+            assert "61" not in cuda(kb, release.name, "linux_x86_64", "cu126").sass
 
 
 def test_windows_cu132_of_2_14_rests_on_the_windows_build_script(kb: Knowledge) -> None:
     """.ci/wheel/windows/build_env_setup.py (main @5666f546): '132': '7.5;8.0;8.6;9.0;10.0;12.0', the Linux list.
     Read on main, it makes 2.14 primary; 2.12 and 2.13 cite it but stay uncertain (their own copies unread)."""
     win = must(kb, "2.14", "windows_amd64", "cu132")
-    assert (win.sass, win.ptx) == (("75", "80", "86", "90", "100", "120"), ())
+    assert (built(win, CudaBuild).sass, built(win, CudaBuild).ptx) == (("75", "80", "86", "90", "100", "120"), ())
     assert (win.confidence, win.source) == ("P", "BES-WIN")
     assert "5666f546" in kb.sources["BES-WIN"] and "build_env_setup.py" in kb.sources["BES-WIN"]
-    assert win.sass == must(kb, "2.14", "linux_x86_64", "cu132").sass
+    assert built(win, CudaBuild).sass == cuda(kb, "2.14", "linux_x86_64", "cu132").sass
     for series in ("2.12", "2.13"):
         older = must(kb, series, "windows_amd64", "cu132")
         assert (older.confidence, older.source) == ("U", "BES-WIN"), series
 
 
 def test_aarch64_lists(kb: Knowledge) -> None:
-    assert must(kb, "2.12", "linux_aarch64", "cu126").sass == ("80", "90")
+    assert cuda(kb, "2.12", "linux_aarch64", "cu126").sass == ("80", "90")
     for series in ("2.9", "2.11", "2.14"):
-        assert must(kb, series, "linux_aarch64", "cu130").sass == ("80", "90", "100", "110", "120")
+        assert cuda(kb, series, "linux_aarch64", "cu130").sass == ("80", "90", "100", "110", "120")
     # sm_110 (Jetson Thor) is never in an x86_64 build
     for _, platform, v in all_variants(kb):
-        if platform != "linux_aarch64":
-            assert "110" not in v.sass
+        if platform != "linux_aarch64" and isinstance(v.build, CudaBuild):
+            assert "110" not in v.build.sass
     assert [v.label for v in rel(kb, "2.6").platforms["linux_aarch64"].of_kind("cuda")] == []
 
 
 def test_ptx_only_where_a_source_states_it(kb: Knowledge) -> None:
     """Release wheels carry no PTX unless measured or stated: the 2.7 build list (12.0+PTX, stripped only from 2.8),
     PyTorch's variants.json (120_virtual for 2.8 cu129, 2.9/2.10 cu130), Windows cu118 (3.7+PTX)."""
-    with_ptx = {(series, platform, v.label, v.ptx) for series, platform, v in all_variants(kb) if v.ptx}
+    with_ptx = {
+        (series, platform, v.label, v.build.ptx)
+        for series, platform, v in all_variants(kb)
+        if isinstance(v.build, CudaBuild) and v.build.ptx
+    }
     assert with_ptx == {
         ("2.7", "linux_x86_64", "cu128", ("120",)),
         ("2.8", "linux_x86_64", "cu129", ("120",)),
@@ -220,7 +243,7 @@ def test_ptx_only_where_a_source_states_it(kb: Knowledge) -> None:
         ("2.6", "windows_amd64", "cu118", ("37",)),
         ("2.7", "windows_amd64", "cu118", ("37",)),
     }
-    assert must(kb, "2.11", "linux_x86_64", "cu130").ptx == ()  # the release-only strip (#175567)
+    assert cuda(kb, "2.11", "linux_x86_64", "cu130").ptx == ()  # the release-only strip (#175567)
 
 
 def test_built_but_not_advertised_variants_are_flagged(kb: Knowledge) -> None:
@@ -229,16 +252,16 @@ def test_built_but_not_advertised_variants_are_flagged(kb: Knowledge) -> None:
     # test-infra release/2.14, PR #8601: CUDA 13.4 did not ship in 2.14.
     assert all(var(kb, "2.14", platform, "cu134") is None for platform in PLATFORMS)
     # BM-12: PR #172598 excluded Volta from 12.9 builds as well in 2.11
-    assert "70" not in must(kb, "2.11", "linux_x86_64", "cu129").sass
+    assert "70" not in cuda(kb, "2.11", "linux_x86_64", "cu129").sass
     # cu129 for aarch64 was built for 2.9-2.11 (test-infra #7364) and is in 2.13's test channel (#8215).
     for series in ("2.9", "2.10", "2.11", "2.13"):
         aarch = must(kb, series, "linux_aarch64", "cu129")
-        assert (aarch.sass, aarch.advertised) == (("80", "90", "100", "120"), False)
+        assert (built(aarch, CudaBuild).sass, aarch.advertised) == (("80", "90", "100", "120"), False)
 
 
 def test_windows_cu129_by_patch_release(kb: Knowledge) -> None:
     """2.8 has Windows cu129; 2.9.0 has it, 2.9.1 (through 2.11) not: a variant set that differs by patch."""
-    assert must(kb, "2.8", "windows_amd64", "cu129").sass == ("75", "80", "86", "90", "100", "120")
+    assert cuda(kb, "2.8", "windows_amd64", "cu129").sass == ("75", "80", "86", "90", "100", "120")
     assert "cu129" in labels_in(kb, "2.9", "windows_amd64", "2.9.0")
     assert "cu129" not in labels_in(kb, "2.9", "windows_amd64", "2.9.1")
     assert var(kb, "2.10", "windows_amd64", "cu129") is None
@@ -247,10 +270,10 @@ def test_windows_cu129_by_patch_release(kb: Knowledge) -> None:
 def test_older_windows_lists_have_sm_61(kb: Knowledge) -> None:
     """.ci/pytorch/windows/cuda118.bat, cuda121.bat, cuda124.bat list 6.1, unlike Linux."""
     for series in ("2.5", "2.6", "2.7"):
-        assert "61" in must(kb, series, "windows_amd64", "cu118").sass
-    assert "61" in must(kb, "2.5", "windows_amd64", "cu121").sass
+        assert "61" in cuda(kb, series, "windows_amd64", "cu118").sass
+    assert "61" in cuda(kb, "2.5", "windows_amd64", "cu121").sass
     for series in ("2.5", "2.6"):
-        assert "61" in must(kb, series, "windows_amd64", "cu124").sass
+        assert "61" in cuda(kb, series, "windows_amd64", "cu124").sass
 
 
 def test_2_15_only_the_pypi_build_is_verified(kb: Knowledge) -> None:
@@ -269,7 +292,7 @@ def test_2_15_only_the_pypi_build_is_verified(kb: Knowledge) -> None:
 def test_aarch64_cu128_of_2_7(kb: Knowledge) -> None:
     """pytorch#146378 and aarch64_ci_build.sh at v2.7.0: 12.8 -> 9.0;10.0;12.0."""
     v = must(kb, "2.7", "linux_aarch64", "cu128")
-    assert (v.sass, v.confidence) == (("90", "100", "120"), "P")
+    assert (built(v, CudaBuild).sass, v.confidence) == (("90", "100", "120"), "P")
 
 
 def test_mps_floors_and_macos_wheels(kb: Knowledge) -> None:
@@ -298,7 +321,7 @@ def gfx_releases(kb: Knowledge, gfx: str) -> list[str]:
     return [
         r.name
         for r in reversed(kb.releases_newest_first())
-        if any(gfx in v.gfx for v in r.platforms["linux_x86_64"].of_kind("rocm"))
+        if any(gfx in b.gfx for _, b in r.platforms["linux_x86_64"].builds_of(RocmBuild))
     ]
 
 
@@ -319,13 +342,13 @@ def test_gfx1250_from_2_15_as_uncertain_as_its_source(kb: Knowledge) -> None:
     for series in ("2.15", "2.16", "2.17"):
         for label in ("rocm7.14", "rocm10.0"):
             v = must(kb, series, "linux_x86_64", label)
-            assert "gfx1250" in v.gfx and v.confidence == "U", (series, label)
+            assert "gfx1250" in built(v, RocmBuild).gfx and v.confidence == "U", (series, label)
             assert v.note is not None and "PT-196610" in v.note, (series, label)
 
 
 def test_rocm7_14_drops_gfx900_and_gfx906(kb: Knowledge) -> None:
-    therock = must(kb, "2.14", "linux_x86_64", "rocm7.14")
-    legacy = must(kb, "2.14", "linux_x86_64", "rocm7.2")
+    therock = rocm(kb, "2.14", "linux_x86_64", "rocm7.14")
+    legacy = rocm(kb, "2.14", "linux_x86_64", "rocm7.2")
     assert "gfx906" not in therock.gfx and "gfx900" not in therock.gfx
     assert set(legacy.gfx) - set(therock.gfx) == {"gfx900", "gfx906"}
 
@@ -335,7 +358,8 @@ def test_rocm_is_linux_x86_64_only_and_macos_is_cpu_with_mps(kb: Knowledge) -> N
         for name in ("windows_amd64", "linux_aarch64", "macos_arm64"):
             assert release.platforms[name].of_kind("rocm") == ()
         mac = release.platforms["macos_arm64"]
-        assert list(mac.variants) == ["cpu"] and mac.variants["cpu"].mps
+        assert list(mac.variants) == ["cpu"] and isinstance(mac.variants["cpu"].build, MpsBuild)
+        assert mac.variants["cpu"].kind == "cpu" and mac.of_kind("cpu") == (mac.variants["cpu"],)
         assert mac.mps_min_macos is not None
     assert rel(kb, "2.14").platforms["macos_arm64"].platform_tag == "macosx_14_0_arm64"
     assert rel(kb, "2.8").platforms["macos_arm64"].platform_tag == "macosx_11_0_arm64"
@@ -345,10 +369,10 @@ def test_rocm_is_linux_x86_64_only_and_macos_is_cpu_with_mps(kb: Knowledge) -> N
 
 
 def test_xpu_aot_targets_per_release_and_os(kb: Knowledge) -> None:
-    assert must(kb, "2.5", "linux_x86_64", "xpu").aot == ("pvc", "xe-lpg", "ats-m150")
-    assert "ptl-h" not in must(kb, "2.9", "linux_x86_64", "xpu").aot
-    assert {"ptl-h", "ptl-u"} <= set(must(kb, "2.10", "linux_x86_64", "xpu").aot)
-    assert "ptl" in must(kb, "2.14", "windows_amd64", "xpu").aot
+    assert xpu(kb, "2.5", "linux_x86_64", "xpu").aot == ("pvc", "xe-lpg", "ats-m150")
+    assert "ptl-h" not in xpu(kb, "2.9", "linux_x86_64", "xpu").aot
+    assert {"ptl-h", "ptl-u"} <= set(xpu(kb, "2.10", "linux_x86_64", "xpu").aot)
+    assert "ptl" in xpu(kb, "2.14", "windows_amd64", "xpu").aot
     assert var(kb, "2.14", "linux_aarch64", "xpu") is None
     assert kb.xpu_device_ips["20.1.0"] == ("bmg",)
     assert kb.xpu_device_ips["30.0.4"] == ("ptl", "ptl-h")
@@ -437,8 +461,8 @@ def test_every_cuda_variant_is_in_the_driver_table(kb: Knowledge) -> None:
     from wheelfit.kb.drivers import toolkit_floor
 
     for _, _, v in all_variants(kb):
-        if v.kind == "cuda":
-            assert v.cuda is not None and toolkit_floor(v.cuda) is not None, v
+        if isinstance(v.build, CudaBuild):
+            assert toolkit_floor(v.build.cuda) is not None, v
 
 
 # --------------------------------------------------------------------------- loading and validation

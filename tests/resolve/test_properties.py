@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from wheelfit.builds import CudaBuild, RocmBuild
 from wheelfit.kb.matrix import DriverVersion, Knowledge, load_knowledge
 from wheelfit.kb.overrides import rocm_known_broken, rocm_overrides
 from wheelfit.probe.target import load_target
@@ -63,13 +64,11 @@ def valid_cuda(
                 continue
             if f"cp{py.replace('.', '')}" not in rel.python_tags_for(v, key):
                 continue
-            for var in builds.variants.values():
-                if var.kind != "cuda":
-                    continue
-                floor = kb.minor_compat_floor(Version(var.cuda or "0").major, os_name)
+            for var, build in builds.builds_of(CudaBuild):
+                floor = kb.minor_compat_floor(Version(build.cuda).major, os_name)
                 if floor is not None and drv < floor:
                     continue
-                if all(sass_runs(cc, var.sass, var.ptx) for cc in ccs):
+                if all(sass_runs(cc, build.sass, build.ptx) for cc in ccs):
                     out.append((v, var.label, var.advertised))
     return out
 
@@ -115,12 +114,12 @@ def test_nvidia_choice_is_valid_and_nothing_preferred_was(
     assert f"cp{py.replace('.', '')}" in release.python_tags_for(chosen, key)
     everything = valid_cuda(KB, key, py, spec, ccs, driver)
     variant = builds.variants[plan.variant]
-    if variant.kind == "cuda":
+    if isinstance(variant.build, CudaBuild):
         used = used_ccs(plan, ccs)
         # Hard constraints on the chosen build.
-        assert all(sass_runs(cc, variant.sass, variant.ptx) for cc in used)
+        assert all(sass_runs(cc, variant.build.sass, variant.build.ptx) for cc in used)
         driver_os = "windows" if os_name == "windows" else "linux"
-        floor = KB.minor_compat_floor(Version(variant.cuda or "0").major, driver_os)
+        floor = KB.minor_compat_floor(Version(variant.build.cuda).major, driver_os)
         assert floor is None or DriverVersion.parse(driver) >= floor
         if len(used) == len(ccs):
             # No newer release had a valid build for all GPUs among the builds of the same standing
@@ -157,9 +156,9 @@ def test_amd_choice_lists_every_gpu_or_says_how_to_override(py: str, spec: str, 
     builds = release.platform("linux_x86_64")
     assert builds is not None
     variant = builds.variants[plan.variant]
-    if variant.kind == "rocm":
+    if isinstance(variant.build, RocmBuild):
         # HSA_OVERRIDE_GFX_VERSION is never the default (it has hung GPUs, pytorch/pytorch#179653): native only.
-        assert all(g in variant.gfx for g in gfx)
+        assert all(g in variant.build.gfx for g in gfx)
         assert "HSA_OVERRIDE_GFX_VERSION" not in plan.env
     else:
         assert variant.kind == "cpu"
@@ -172,16 +171,15 @@ def test_amd_choice_lists_every_gpu_or_says_how_to_override(py: str, spec: str, 
                 continue
             if f"cp{py.replace('.', '')}" not in rel.python_tags_for(None, "linux_x86_64"):
                 continue
-            for var in b.variants.values():
-                if var.kind == "rocm":
-                    if any(g in broken and Version(var.rocm or "0") >= Version(broken[g][0]) for g in gfx):
-                        continue  # listed, but its libraries lack the kernels (known broken)
-                    assert not all(g in var.gfx for g in gfx)
-                    runs = all(g in var.gfx or (g in overrides and overrides[g][0] in var.gfx) for g in gfx)
-                    # HSA_OVERRIDE_GFX_VERSION is process-wide: two near-miss GPUs needing different values can't share.
-                    values = {overrides[g][1] for g in gfx if g not in var.gfx and g in overrides}
-                    if runs and len(values) == 1:
-                        assert any("--allow-hsa-override" in w for w in plan.warnings), plan.warnings
+            for _, rocm in b.builds_of(RocmBuild):
+                if any(g in broken and Version(rocm.rocm) >= Version(broken[g][0]) for g in gfx):
+                    continue  # listed, but its libraries lack the kernels (known broken)
+                assert not all(g in rocm.gfx for g in gfx)
+                runs = all(g in rocm.gfx or (g in overrides and overrides[g][0] in rocm.gfx) for g in gfx)
+                # HSA_OVERRIDE_GFX_VERSION is process-wide: two near-miss GPUs needing different values can't share.
+                values = {overrides[g][1] for g in gfx if g not in rocm.gfx and g in overrides}
+                if runs and len(values) == 1:
+                    assert any("--allow-hsa-override" in w for w in plan.warnings), plan.warnings
 
 
 def test_plan_json_contract() -> None:

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from packaging.version import Version
 
+from ..builds import CudaBuild, RocmBuild
 from ..kb.drivers import compat_floor, toolkit_floor
 from ..kb.matrix import Companions, Knowledge, PlatformBuilds, Release, Variant
 from ..kb.overlay import Overlay
@@ -94,10 +95,10 @@ def _candidate(
             builds.confidence,
             _source(kb, key) if key else "knowledge base",
         )
-    floor = toolkit_floor(variant.cuda) if variant.cuda else None
-    if floor is not None:
+    build = variant.build
+    if isinstance(build, CudaBuild) and (floor := toolkit_floor(build.cuda)) is not None:
         facts["driver"] = Fact(
-            f"CUDA {variant.cuda}'s driver minimum",
+            f"CUDA {build.cuda}'s driver minimum",
             floor.confidence.get("windows" if builds.os == "windows" else "linux", Confidence.UNCERTAIN),
             floor.source,
         )
@@ -110,7 +111,7 @@ def _candidate(
         label=variant.label,
         kind=variant.kind,
         platform=builds.name,
-        kernels=Kernels(variant.sass, variant.ptx, variant.gfx, variant.aot),
+        kernels=Kernels.of(variant.build),
         runtime=_runtime(kb, builds, variant),
         python_tags=release.python_tags_for(version, builds.name),
         companions=dict(companions.pins) if companions is not None else {},
@@ -120,12 +121,13 @@ def _candidate(
 
 
 def _runtime(kb: Knowledge, builds: PlatformBuilds, variant: Variant) -> Runtime:
-    cuda_major = int(variant.cuda.split(".")[0]) if variant.cuda else None
+    build = variant.build
+    cuda = build.cuda if isinstance(build, CudaBuild) else None
     return Runtime(
-        cuda=variant.cuda,
-        rocm=variant.rocm,
-        driver_floor=toolkit_floor(variant.cuda) if variant.cuda else None,
-        compat_floor=compat_floor(cuda_major) if cuda_major is not None else None,
+        cuda=cuda,
+        rocm=build.rocm if isinstance(build, RocmBuild) else None,
+        driver_floor=toolkit_floor(cuda) if cuda else None,
+        compat_floor=compat_floor(int(cuda.split(".")[0])) if cuda else None,
         min_glibc=builds.min_glibc,
         min_macos=builds.min_macos,
         mps_min_macos=builds.mps_min_macos,
@@ -163,7 +165,7 @@ def infer_candidate(
         if like is None:
             same = [v for v in builds.of_kind(kind) if kind is not BuildKind.CUDA or _same_major(v, label)]
             if same:
-                like = (release, builds, max(same, key=lambda v: Version(v.cuda or v.rocm or "0")))
+                like = (release, builds, max(same, key=_toolkit))
     if like is None:
         return None
     release, builds, variant = like
@@ -190,7 +192,7 @@ def infer_candidate(
         label=label,
         kind=kind,
         platform=platform,
-        kernels=Kernels(variant.sass, variant.ptx, variant.gfx, variant.aot),
+        kernels=Kernels.of(variant.build),
         runtime=runtime,
         python_tags=None,
         files=tuple(files),
@@ -234,7 +236,11 @@ def _companions_fact(kb: Knowledge, version: Version, companions: Companions | N
 
 def _same_major(variant: Variant, label: str) -> bool:
     cuda = _CUDA_LABEL.fullmatch(label)
-    return cuda is not None and variant.cuda is not None and variant.cuda.split(".")[0] == cuda[1]
+    return cuda is not None and isinstance(variant.build, CudaBuild) and variant.build.cuda.split(".")[0] == cuda[1]
+
+
+def _toolkit(variant: Variant) -> Version:
+    return Version(variant.build.toolkit or "0")
 
 
 def knowledge_set(kb: Knowledge, platform: str, notes: Sequence[str] = (), *, jetson: bool = False) -> CandidateSet:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from ..builds import Build, CudaBuild, RocmBuild, XpuBuild
 from ..kinds import BuildKind, Confidence, Mode
 
 if TYPE_CHECKING:
@@ -78,6 +79,17 @@ class Kernels:
     ptx: tuple[str, ...] = ()
     gfx: tuple[str, ...] = ()
     aot: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, build: Build) -> Kernels:
+        """A knowledge-base build's kernel lists."""
+        if isinstance(build, CudaBuild):
+            return cls(sass=build.sass, ptx=build.ptx)
+        if isinstance(build, RocmBuild):
+            return cls(gfx=build.gfx)
+        if isinstance(build, XpuBuild):
+            return cls(aot=build.aot)
+        return cls()
 
     @classmethod
     def from_arch_list(cls, arch_list: Sequence[str]) -> Kernels:

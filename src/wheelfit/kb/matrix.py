@@ -20,6 +20,7 @@ from typing import Any, cast
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from ..builds import Build, BuildT, CpuBuild, CudaBuild, MpsBuild, RocmBuild, XpuBuild
 from ..errors import WheelfitError
 from ..kinds import BuildKind, Confidence
 from .overlay import EMPTY, Overlay
@@ -61,20 +62,14 @@ class KnowledgeError(WheelfitError, ValueError):
 
 @dataclass(frozen=True)
 class Variant:
-    """One build of a release for one platform: a ``download.pytorch.org/whl/<label>`` directory."""
+    """One build of a release for one platform: a ``download.pytorch.org/whl/<label>`` directory, and what its
+    kernels are for (:mod:`wheelfit.builds`)."""
 
     label: str
-    kind: BuildKind
+    build: Build
     confidence: Confidence
     source: str
     advertised: bool = True
-    cuda: str | None = None
-    sass: tuple[str, ...] = ()
-    ptx: tuple[str, ...] = ()
-    rocm: str | None = None
-    gfx: tuple[str, ...] = ()
-    aot: tuple[str, ...] = ()
-    mps: bool = False
     note: str | None = None
     #: The patch releases that publish this build; ``None``: every version of the release (2.9.0 had a Windows
     #: cu129 build, 2.9.1 had not).
@@ -84,6 +79,10 @@ class Variant:
 
     def __str__(self) -> str:
         return self.label
+
+    @property
+    def kind(self) -> BuildKind:
+        return self.build.kind
 
     def in_version(self, version: Version) -> Variant | None:
         """The build as ``version`` publishes it, or ``None`` when that patch release does not publish it."""
@@ -127,6 +126,10 @@ class PlatformBuilds:
         """The builds of ``kind`` (a member, or its word: the docs generator and tests name kinds so)."""
         want = BuildKind(kind)
         return tuple(v for v in self.variants.values() if v.kind is want)
+
+    def builds_of(self, kind: type[BuildT]) -> tuple[tuple[Variant, BuildT], ...]:
+        """The variants whose build is a ``kind`` (:class:`~wheelfit.builds.CudaBuild` ...), each with its build."""
+        return tuple((v, v.build) for v in self.variants.values() if isinstance(v.build, kind))
 
     def variants_for(self, version: Version) -> tuple[Variant, ...]:
         """The builds one patch release publishes, as it publishes them (2.x.0's set is the default)."""
@@ -577,49 +580,50 @@ class _Builder:
         return hit
 
     def build_variant(self, label: str, d: dict[str, Any], where: str) -> Variant:
-        kind = BuildKind(d["kind"])
-        if kind is BuildKind.CUDA:
-            expected = "cu" + d["cuda"].replace(".", "")
-            if not _known_toolkit(d["cuda"]):
-                what = f"CUDA {d['cuda']} is not in the NVIDIA driver table (wheelfit_nvidia cuda_drivers)"
-                raise self.fail(f"{where}.cuda", what)
-        elif kind is BuildKind.ROCM:
-            expected = "rocm" + d["rocm"]
-        else:
-            expected = kind.value
-        if label != expected:
-            raise self.fail(where, f"the label of this {kind} variant must be {expected!r}")
+        build = _build(d)
+        if isinstance(build, CudaBuild) and not _known_toolkit(build.cuda):
+            what = f"CUDA {build.cuda} is not in the NVIDIA driver table (wheelfit_probekit cuda_drivers)"
+            raise self.fail(f"{where}.cuda", what)
+        if label != build.label:
+            raise self.fail(where, f"the label of this {build.kind} variant must be {build.label!r}")
         return Variant(
             label=label,
-            kind=kind,
+            build=build,
             confidence=Confidence(d["confidence"]),
             source=self.source(d, where),
             advertised=d.get("advertised", True),
-            cuda=d.get("cuda"),
-            sass=tuple(d.get("sass", ())),
-            ptx=tuple(d.get("ptx", ())),
-            rocm=d.get("rocm"),
-            gfx=tuple(d.get("gfx", ())),
-            aot=tuple(d.get("aot", ())),
-            mps=d.get("mps", False),
             note=d.get("note"),
         )
 
 
 _SCHEMA = "kb/data/pytorch.schema.json"
-# The keys only a variant of that kind carries (the schema refuses the others).
-_KIND_KEYS: dict[BuildKind, tuple[str, ...]] = {
-    BuildKind.CUDA: ("cuda", "sass", "ptx"),
-    BuildKind.ROCM: ("rocm", "gfx"),
-    BuildKind.XPU: ("aot",),
-    BuildKind.CPU: ("mps",),
-}
-
-
 def _known_toolkit(cuda: str) -> bool:
     from .drivers import toolkit_floor
 
     return toolkit_floor(cuda) is not None
+
+
+def _build(d: Mapping[str, Any]) -> Build:
+    """A variant entry's build, from the keys its kind carries (the schema refuses the others)."""
+    kind = BuildKind(d["kind"])
+    if kind is BuildKind.CUDA:
+        return CudaBuild(d["cuda"], tuple(d.get("sass", ())), tuple(d.get("ptx", ())))
+    if kind is BuildKind.ROCM:
+        return RocmBuild(d["rocm"], tuple(d.get("gfx", ())))
+    if kind is BuildKind.XPU:
+        return XpuBuild(tuple(d.get("aot", ())))
+    return MpsBuild() if d.get("mps", False) else CpuBuild()
+
+
+def _build_fields(build: Build) -> dict[str, Any]:
+    """A build back as the keys of the entry it was read from."""
+    if isinstance(build, CudaBuild):
+        return {"cuda": build.cuda, "sass": list(build.sass), "ptx": list(build.ptx)}
+    if isinstance(build, RocmBuild):
+        return {"rocm": build.rocm, "gfx": list(build.gfx)}
+    if isinstance(build, XpuBuild):
+        return {"aot": list(build.aot)}
+    return {"mps": isinstance(build, MpsBuild)}
 
 
 def _variant_fields(v: Variant) -> dict[str, Any]:
@@ -627,9 +631,7 @@ def _variant_fields(v: Variant) -> dict[str, Any]:
     raw: dict[str, Any] = {
         "kind": v.kind.value, "confidence": v.confidence.value, "source": v.source, "advertised": v.advertised,
     }  # fmt: skip
-    for key in _KIND_KEYS[v.kind]:
-        value = getattr(v, key)
-        raw[key] = list(value) if isinstance(value, tuple) else value
+    raw |= _build_fields(v.build)
     if v.note is not None:
         raw["note"] = v.note
     return raw

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..builds import RocmBuild
 from ..errors import ReportError, UsageError, clip
 from ..report import Accelerator, Cpu, HardwareReport, Platform
 
@@ -212,8 +213,8 @@ def _gfx_targets(kb: Knowledge | None) -> tuple[str, ...]:
     found = set(known_gfx_targets())
     for release in (kb or load_knowledge()).releases.values():
         for builds in release.platforms.values():
-            for variant in builds.variants.values():
-                found.update(variant.gfx)
+            for _, build in builds.builds_of(RocmBuild):
+                found.update(build.gfx)
     return tuple(sorted(found, key=lambda g: (len(g), g)))
 
 
