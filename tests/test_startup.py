@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -80,7 +81,7 @@ def test_the_api_facade_names_load_on_first_use() -> None:
     for name in api.__all__:
         module = importlib.import_module(f"wheelfit.{api._WHERE[name]}")
         assert getattr(api, name) is getattr(module, name)
-    with pytest.raises(AttributeError, match="'wheelfit.api' has no attribute 'nothing'"):
+    with pytest.raises(AttributeError, match=r"'wheelfit\.api' has no attribute 'nothing'"):
         api.nothing  # noqa: B018
 
 
@@ -164,3 +165,37 @@ def test_a_deleted_entry_stays_deleted_and_a_set_one_is_kept() -> None:
     m["e"] = "E"
     assert list(m) == ["a", "e", "b", "d"] and "c" not in m and made == ["d"]
 
+
+
+def test_reading_an_index_does_not_load_the_httpx_command_line(tmp_path: Path) -> None:
+    """The ``wheelfit`` process makes httpx take the stub it has for its command line (rich, pygments: ~100 ms);
+    the plan still reads the index over HTTP, and a library caller's httpx keeps its ``main``."""
+    from tests.install.loopback import serve
+    from tests.support.wheels import make_torch_like
+
+    page = tmp_path / "index" / "cu130" / "torch"
+    page.mkdir(parents=True)
+    wheel = make_torch_like(tmp_path / "build", "2.15.0", "cu130")
+    wheel.rename(page / wheel.name)
+    script = (
+        "import contextlib, io, sys\n"
+        "from wheelfit.cli import main\n"
+        "sys.argv[1:] = sys.argv[2:]\n"  # what the `wheelfit` script sees
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    status = main()\n"
+        "print(status, 'httpx' in sys.modules, 'pygments' in sys.modules, out.getvalue().count('cu130'))"
+    )
+    env = hermetic_env(WHEELFIT_CACHE_DIR=str(tmp_path / "cache"))
+    with serve(tmp_path / "index") as url:
+        argv = ["plan", "torch", "--json", "--target", "cuda=8.6,driver=580.95.05", "--pytorch-index", url]
+        done = subprocess.run(
+            [sys.executable, "-c", script, "wheelfit", *argv], capture_output=True, text=True, env=env, check=False
+        )
+    status, read_index, pygments, said = done.stdout.split()
+    assert (status, read_index, pygments) == ("0", "True", "False"), done.stderr
+    assert int(said) > 0
+    library = subprocess.run(
+        [sys.executable, "-c", "import sys, wheelfit.cli, httpx; print(sys.modules['httpx._main'] is not None)"],
+        capture_output=True, text=True, env=hermetic_env(), check=True,
+    )  # fmt: skip
+    assert library.stdout.strip() == "True"

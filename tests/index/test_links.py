@@ -184,3 +184,12 @@ def test_malformed_page_from_the_server_fails_and_is_not_cached(
         server.faults.malformed = ()
         page = IndexClient(http, cache).project_page(server.index_url("pytorch/cu126"), "torch")
     assert len(page.links) == 2
+
+
+def test_the_digest_lengths_are_hashlibs() -> None:
+    """Pages are checked without loading OpenSSL, against lengths written out; they are hashlib's guaranteed
+    algorithms (the fixed-length ones) and their digest sizes."""
+    from wheelfit.simple.links import HEX_DIGITS
+
+    fixed = set(hashlib.algorithms_guaranteed) - {"shake_128", "shake_256"}
+    assert {name: hashlib.new(name).digest_size * 2 for name in fixed} == HEX_DIGITS

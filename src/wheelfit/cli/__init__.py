@@ -36,6 +36,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # run, 15-30 ms) find no garbage. A young generation of 50,000 still bounds any cyclic garbage of a long
     # download. At exit the last full pass only delays it (30-40 ms): frozen objects are left to the OS.
     gc.set_threshold(50_000, *gc.get_threshold()[1:])
+    # ``import httpx`` imports httpx's own command line when click and rich are installed (as they are beside
+    # wheelfit), and with it pygments: some 100 ms of every command that reads an index, for a ``main`` this
+    # process never calls. httpx's ``__init__`` already handles that module missing (its ``[cli]`` extra not
+    # installed) with a stub, which this makes it take. A process of ours only: a library caller's httpx is whole.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         from .app import run
 

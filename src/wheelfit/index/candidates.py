@@ -12,9 +12,7 @@ is used and the candidates say so. Once a plan is made, the companions it pins a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from email.parser import BytesParser
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -192,6 +190,8 @@ def _read(index: IndexClient, base: str, labels: Sequence[str], project: str) ->
     first = _page(index, base, labels[0], project)
     if first.links is None and not first.offline:
         return [first] + [_Page(label, _url(base, label, project), None, first.error) for label in labels[1:]]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=_PARALLEL) as pool:
         rest = list(pool.map(lambda label: _page(index, base, label, project), labels[1:]))
     return [first, *rest]
@@ -252,6 +252,8 @@ def triton_from_metadata(plan: Plan, cset: CandidateSet, machine: Machine, index
         return plan
     env = {**machine.markers, "extra": ""}
     pinned: Requirement | None = None
+    from email.parser import BytesParser  # ~8 ms to import: only when torch's metadata is read
+
     for text in BytesParser().parsebytes(metadata, headersonly=True).get_all("Requires-Dist") or []:
         try:
             req = Requirement(str(text))

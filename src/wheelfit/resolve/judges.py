@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
-from packaging.tags import Tag
 from packaging.version import Version
 
 from ..candidates.model import Candidate, Fact
@@ -20,10 +20,14 @@ from ..simple.links import FileLink
 from ..simple.select import requires_python_problem
 from ..variants.errors import VariantError
 from ..variants.filename import parse_wheel_name
-from ..variants.metadata import Variant
 from .coverage import cuda_runs, describe_archs, gfx_override_value, intel_runs, sm_tuple
 from .machine import Machine
 from .request import Request
+
+if TYPE_CHECKING:
+    from packaging.tags import Tag
+
+    from ..variants.metadata import Variant
 
 __all__ = ["Found", "Judge", "Refusal", "describe", "driver_fit", "gate", "judge_kernels"]
 

@@ -11,7 +11,6 @@ never "best-effort" parsed. Pure: text in, values out.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -37,7 +36,13 @@ JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 HTML_TYPES = ("application/vnd.pypi.simple.v1+html", "text/html")
 #: Newest simple-API version whose features we know (1.4 = PEP 792 status markers); newer minors only warn.
 SUPPORTED_API = (1, 4)
-_HASH_NAMES = frozenset(hashlib.algorithms_guaranteed) - {"shake_128", "shake_256"}
+#: The hex digits of each digest ``hashlib`` guarantees (``algorithms_guaranteed`` but the variable-length shakes),
+#: written out so that parsing a page does not load OpenSSL; a test holds it to ``hashlib``.
+HEX_DIGITS = {
+    "md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128,
+    "sha3_224": 56, "sha3_256": 64, "sha3_384": 96, "sha3_512": 128, "blake2b": 128, "blake2s": 64,
+}  # fmt: skip
+_HASH_NAMES = frozenset(HEX_DIGITS)
 _HEX = re.compile(r"[0-9a-f]+")
 
 
@@ -286,7 +291,7 @@ def _check_filename(filename: str, page: str) -> None:
 
 def _hex(name: str, value: str, filename: str, page: str) -> str:
     digest = value.strip().lower()
-    expected = hashlib.new(name).digest_size * 2
+    expected = HEX_DIGITS[name]
     if not _HEX.fullmatch(digest) or len(digest) != expected:
         raise IndexPageError(f"{page}: {filename}: {name} value {value!r} is not a {expected}-digit hex digest")
     return digest
