@@ -35,7 +35,7 @@ from .deadline import Deadline
 from .errors import HTTPStatusError, NetworkError, RedirectError, TLSError
 from .pace import DEADLINE_EXTENSION, DeadlineError, MaxTimeError, Pace, SpeedRule
 from .proxies import environment_proxies
-from .trust import named_trust, trust_context
+from .trust import check_named_trust, named_trust, trust_context
 from .watch import Watch, host_of
 
 __all__ = [
@@ -130,7 +130,8 @@ def make_client(
     ``timeout``: :class:`Timeouts`, or seconds for connecting and each read (``--timeout``); ``None``: 10 s to
     connect, 30 s per read. ``verify=True`` is the trust store of :func:`~.trust.trust_context`: ``cert``
     (``--cert``), else with ``trust_env`` that of ``environ`` (default the process environment: ``SSL_CERT_FILE``,
-    ``SSL_CERT_DIR``), loaded now; else the OS store, loaded by the first request that needs TLS. With
+    ``SSL_CERT_DIR``: one that cannot be read is said now); else the OS store. Either is loaded by the first request
+    that needs TLS, so a run reading only plain-http indexes never loads one. With
     ``trust_env``, ``environ``'s proxy variables are followed and its ``WHEELFIT_SPEED_*``/``WHEELFIT_MAX_TIME``
     set the :class:`~.pace.SpeedRule` unless ``speed`` is given.
     With ``watch``, every request can be interrupted and reports stalls (a :class:`WatchedClient`); a
@@ -139,8 +140,8 @@ def make_client(
     env: Mapping[str, str] = (os.environ if environ is None else environ) if trust_env else {}
     t = timeout if isinstance(timeout, Timeouts) else Timeouts.of(timeout)
     rule = speed if speed is not None else SpeedRule.from_environ(env)
-    if verify is True and named_trust(env, cert):  # a file the user named: loaded now, a mistake said now
-        verify = trust_context(env, cert)
+    if verify is True and named_trust(env, cert):  # a file the user named: a mistake said now, loaded when needed
+        check_named_trust(env, cert)
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
 
     def transport(proxy: httpx.Proxy | None = None) -> httpx.BaseTransport:
