@@ -10,6 +10,9 @@ rounds are interleaved, the command that goes first rotating, so machine load af
 - the same plan reading a loopback PyTorch-shaped index (tests/install/loopback.py, wheels from
   tests/support/wheels.py) with an empty cache: at most 0.15 s more than the offline plan.
 
+Two floors are timed in the same rounds (bench/floor_app.py): a one-command typer app, and the same app importing
+packaging's requirement and tag modules, which any plan reads its request and the target's wheel tags with.
+
 Hermetic: no pip or uv configuration, a fresh WHEELFIT_CACHE_DIR for every plan and a WHEELFIT_DATA_DIR of its
 own, bytecode written as on a user's machine; every proxy variable points at a closed loopback port (loopback
 itself excepted), so a request for any other host fails instead of leaving the machine.
@@ -37,6 +40,7 @@ from tests.support.wheels import make_torch_like
 
 from install import _hermetic
 
+HERE = Path(__file__).resolve().parent
 TARGET = "cuda=8.6,driver=580.95.05"
 #: The PyTorch index as download.pytorch.org lays it out: one index per build, torch's page in each.
 VARIANTS = ("cpu", "cu118", "cu121", "cu124", "cu126", "cu128", "cu129", "cu130", "cu132")
@@ -44,6 +48,10 @@ VERSIONS = ("2.13.0", "2.14.0", "2.15.0")
 #: Any host but loopback goes through this proxy, which refuses (port 9, discard: nothing listens).
 _NOWHERE = "http://127.0.0.1:9"
 PYTHON = "python -c pass"
+#: The design card's parser alone (bench/floor_app.py), and with what a plan must import to read a requirement and
+#: the target's wheel tags: no target can be met below these.
+FLOOR = "floor: a one-command typer app --json"
+PLAN_FLOOR = "floor: the same app importing packaging's requirements and tags"
 DETECT = "wheelfit detect --json"
 VERSION = "wheelfit --version"
 OFFLINE = f"wheelfit plan torch --offline --json --target {TARGET}"
@@ -124,6 +132,8 @@ def measure(rounds: int) -> Figures:
         with serve(work / "index", request_log=requests) as url:
             commands = {
                 PYTHON: [sys.executable, "-c", "pass"],
+                FLOOR: [sys.executable, str(HERE / "floor_app.py"), "--json"],
+                PLAN_FLOOR: [sys.executable, str(HERE / "floor_app.py"), "--json", "--with-packaging"],
                 DETECT: [exe, "detect", "--json"],
                 VERSION: [exe, "--version"],
                 OFFLINE: [exe, "plan", "torch", "--offline", "--json", "--target", TARGET],
