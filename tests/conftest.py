@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -16,6 +17,14 @@ REALDATA = Path(__file__).resolve().parent / "data" / "realdata"
 _NO_DATA_DIR = str(Path(tempfile.gettempdir()) / f"wheelfit-tests-no-data-{os.getpid()}")
 #: A PyTorch index URL on loopback where nothing listens (TCP port 9, discard).
 UNREACHABLE_INDEX = "http://127.0.0.1:9/whl"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal delivers it, whoever started the suite: a shell's background job starts with SIGINT
+    ignored, which its children inherit, and then wheelfit rightly leaves it ignored (``sigint_cancels``), so the
+    tests that interrupt a run would wait for an exit that never comes."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def hermetic_env(**extra: str) -> dict[str, str]:
